@@ -1,0 +1,5 @@
+"""Every sqlmodel table. Alembic's autogenerate compares the migrations against this metadata."""
+
+from sqlmodel import SQLModel
+
+metadata = SQLModel.metadata

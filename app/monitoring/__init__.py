@@ -1,0 +1,1 @@
+"""The error-reporting pipeline: settings, tunnel, outbox, inbox, SDK set-up."""

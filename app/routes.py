@@ -1,0 +1,9 @@
+"""Route paths and the navigation shown in the header."""
+
+HOME = "/"
+NOT_FOUND = "404"  # Reflex's slug for the not-found route
+
+# (label, path) in header order; later pages add themselves here.
+NAVIGATION: list[tuple[str, str]] = [
+    ("Overview", HOME),
+]

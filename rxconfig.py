@@ -1,0 +1,21 @@
+"""Reflex configuration: app name, database, bun and plugins — nothing else."""
+
+import os
+from pathlib import Path
+
+import reflex as rx
+
+ROOT = Path(__file__).resolve().parent
+
+config = rx.Config(
+    app_name="app",
+    # SQLite next to the code by default: `make run` needs no database server.
+    db_url=os.environ.get("DATABASE_URL") or f"sqlite:///{ROOT / 'lookout.db'}",
+    # The bun binary from the npm registry's `bun` package, installed by `make setup`;
+    # Reflex would otherwise try to download it from the internet.
+    bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
+    telemetry_enabled=False,
+    show_built_with_reflex=False,
+    plugins=[rx.plugins.RadixThemesPlugin()],
+    disable_plugins=[rx.plugins.SitemapPlugin],
+)

@@ -1,0 +1,83 @@
+"""Builds and runs the real app (`reflex run --env prod`) on a free port for browser tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+REFLEX = ROOT / ".venv" / "bin" / "reflex"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class AppServerError(RuntimeError):
+    """The app did not come up; the message carries the tail of its log."""
+
+
+class AppServer:
+    """One production build of the app, served on one port, with its output kept in `log_path`."""
+
+    def __init__(self, log_path: Path, env: dict[str, str], port: int | None = None) -> None:
+        self.log_path = log_path
+        self.env = env
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 900) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("wb")
+        command = [str(REFLEX), "run", "--env", "prod", "--loglevel", "info",
+                   "--frontend-port", str(self.port), "--backend-host", "127.0.0.1"]
+        self._process = subprocess.Popen(
+            command, cwd=ROOT, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise AppServerError(f"the app exited with {self._process.returncode}:\n{self.log_tail()}")
+            if self._answers():
+                return
+            time.sleep(0.5)
+        self.stop()
+        raise AppServerError(f"the app did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def _answers(self) -> bool:
+        try:
+            # The backend's health route answers only once the lifespan start-up has run.
+            return httpx.get(f"{self.url}/_health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                process.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def log_tail(self, lines: int = 60) -> str:
+        if not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])

@@ -1,0 +1,73 @@
+import pytest
+
+from app.monitoring.settings import Dsn, Settings, SettingsError
+
+
+def test_dsn_parts_and_round_trip() -> None:
+    dsn = Dsn.parse("https://abc123@o1.ingest.example.com:8443/prefix/path/42")
+    assert (dsn.scheme, dsn.public_key, dsn.host, dsn.port) == ("https", "abc123", "o1.ingest.example.com", 8443)
+    assert (dsn.path_prefix, dsn.project_id) == ("/prefix/path", "42")
+    assert str(dsn) == "https://abc123@o1.ingest.example.com:8443/prefix/path/42"
+    assert dsn.netloc == "o1.ingest.example.com:8443"
+
+
+def test_dsn_without_port_or_prefix() -> None:
+    dsn = Dsn.parse("http://key@localhost/7")
+    assert (dsn.port, dsn.path_prefix, dsn.project_id, dsn.netloc) == (None, "", "7", "localhost")
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ("ftp://k@host/1", "http:// or https://"),
+        ("https://host/1", "public key"),
+        ("https://k@host/abc", "numeric project id"),
+        ("https://k@host:99999/1", "invalid port"),
+    ],
+)
+def test_bad_dsn_is_refused_with_a_sentence(text: str, complaint: str) -> None:
+    with pytest.raises(SettingsError, match=complaint):
+        Dsn.parse(text)
+
+
+def test_defaults_are_local_mode_and_the_spec_values() -> None:
+    settings = Settings.from_env({})
+    assert settings.dsn is None
+    assert settings.destination == "local inbox"
+    assert settings.tunnel_path == "/monitoring"
+    assert settings.environment == "development"
+    assert settings.release is None
+    # Sections 8 and 9 of the specification.
+    assert settings.traces_sample_rate == 1
+    assert settings.enable_logs is True and settings.debug is False
+    assert (settings.max_breadcrumbs, settings.transport_buffer_size) == (100, 64)
+    assert (settings.max_stack_frames, settings.max_stack_line_length) == (50, 1024)
+    assert (settings.idle_span_timeout_ms, settings.final_span_timeout_ms, settings.child_span_timeout_ms) == (
+        1000, 30000, 15000,
+    )
+    assert settings.route_load_timeout_ms == 3800
+
+
+def test_environment_overrides() -> None:
+    settings = Settings.from_env({
+        "SENTRY_DSN": "https://pub@sentry.example.org/3",
+        "SENTRY_ENVIRONMENT": "staging",
+        "SENTRY_RELEASE": "lookout@1.2.3",
+        "LOOKOUT_TUNNEL_PATH": "/t/",
+        "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS": "5000",
+    })
+    assert settings.destination == "sentry.example.org"
+    assert (settings.environment, settings.release, settings.tunnel_path) == ("staging", "lookout@1.2.3", "/t")
+    assert settings.route_load_timeout_ms == 5000
+
+
+@pytest.mark.parametrize("path", ["monitoring", "/", "/a?b=1"])
+def test_bad_tunnel_path_is_refused(path: str) -> None:
+    with pytest.raises(SettingsError, match="LOOKOUT_TUNNEL_PATH"):
+        Settings.from_env({"LOOKOUT_TUNNEL_PATH": path})
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_bad_route_timeout_is_refused(value: str) -> None:
+    with pytest.raises(SettingsError, match="LOOKOUT_ROUTE_LOAD_TIMEOUT_MS"):
+        Settings.from_env({"LOOKOUT_ROUTE_LOAD_TIMEOUT_MS": value})
