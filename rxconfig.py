@@ -5,6 +5,8 @@ from pathlib import Path
 
 import reflex as rx
 
+from app.monitoring.vite_proxy import TunnelProxyPlugin
+
 ROOT = Path(__file__).resolve().parent
 
 config = rx.Config(
@@ -16,6 +18,6 @@ config = rx.Config(
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin()],
+    plugins=[rx.plugins.RadixThemesPlugin(), TunnelProxyPlugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

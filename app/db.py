@@ -18,7 +18,21 @@ def engine(url: str | None = None) -> sqlalchemy.Engine:
     """The engine for `url`, or for the configured `db_url` (shared with Reflex's own)."""
     from reflex.model import get_engine
 
-    return get_engine(url)
+    eng = get_engine(url)
+    if eng.dialect.name == "sqlite" and not sqlalchemy.event.contains(eng, "connect", _sqlite_pragmas):
+        sqlalchemy.event.listen(eng, "connect", _sqlite_pragmas)
+        eng.dispose()  # connections opened before the listener existed lack the pragmas
+    return eng
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 (DB-API objects)
+    # WAL lets the tunnel's writes and the forwarder's reads overlap; synchronous=FULL makes a
+    # commit survive power loss, which is what "accepted" promises; busy_timeout rides out locks.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
 
 
 def _alembic_config(connection: sqlalchemy.Connection) -> Config:

@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
+# The DSN of the embedded inbox, used when no SENTRY_DSN is set: the browser sends through the
+# tunnel, so its host is an identity, never contacted.
+DEFAULT_LOCAL_DSN = "http://lookout@localhost/1"
+MIB = 1024 * 1024
 
 
 class SettingsError(ValueError):
@@ -52,6 +56,16 @@ class Dsn:
     def __str__(self) -> str:
         return f"{self.scheme}://{self.public_key}@{self.netloc}{self.path_prefix}/{self.project_id}"
 
+    @property
+    def envelope_url(self) -> str:
+        """Sentry's ingestion endpoint for this DSN."""
+        return f"{self.scheme}://{self.netloc}{self.path_prefix}/api/{self.project_id}/envelope/"
+
+    @property
+    def auth_header(self) -> str:
+        """`X-Sentry-Auth` for requests to `envelope_url`."""
+        return f"Sentry sentry_version=7, sentry_key={self.public_key}, sentry_client=lookout-tunnel/1.0"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -61,6 +75,21 @@ class Settings:
     environment: str
     release: str | None
     tunnel_path: str
+    local_dsn: Dsn = Dsn.parse(DEFAULT_LOCAL_DSN)
+    # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
+    extra_tunnel_dsns: tuple[Dsn, ...] = ()
+    # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
+    tunnel_origins: tuple[str, ...] = ()
+    # Caps, modelled on Sentry Relay's defaults.
+    max_item_bytes: int = 1 * MIB
+    max_request_bytes: int = 20 * MIB
+    max_envelope_bytes: int = 100 * MIB
+    outbox_max_bytes: int = 512 * MIB
+    # Delivery to upstream.
+    forward_concurrency: int = 4
+    forward_timeout_s: float = 10.0
+    retry_base_s: float = 1.0
+    retry_max_s: float = 300.0
     # Fixed by the specification (sections 8 and 9).
     traces_sample_rate: float = 1.0
     enable_logs: bool = True
@@ -75,6 +104,16 @@ class Settings:
     route_load_timeout_ms: int = 3800
 
     @property
+    def reporting_dsn(self) -> Dsn:
+        """The DSN every SDK of this app reports with: Sentry's, or the embedded inbox's."""
+        return self.dsn or self.local_dsn
+
+    @property
+    def tunnel_dsns(self) -> frozenset[Dsn]:
+        """The DSNs an envelope may name to pass the tunnel."""
+        return frozenset({self.reporting_dsn, *self.extra_tunnel_dsns})
+
+    @property
     def destination(self) -> str:
         """Where reports go, in words: the DSN's host, or the embedded inbox."""
         return self.dsn.netloc if self.dsn else "local inbox"
@@ -87,18 +126,36 @@ class Settings:
             raise SettingsError(
                 f"LOOKOUT_TUNNEL_PATH {tunnel_path!r} must be an absolute path like /monitoring."
             )
-        route_timeout = env.get("LOOKOUT_ROUTE_LOAD_TIMEOUT_MS", "3800").strip()
-        if not route_timeout.isdigit() or int(route_timeout) == 0:
-            raise SettingsError(
-                f"LOOKOUT_ROUTE_LOAD_TIMEOUT_MS {route_timeout!r} must be a positive whole number."
-            )
+        defaults = cls(dsn=None, environment="", release=None, tunnel_path=DEFAULT_TUNNEL_PATH)
         return cls(
             dsn=Dsn.parse(dsn_text) if dsn_text else None,
             environment=env.get("SENTRY_ENVIRONMENT", "").strip() or "development",
             release=env.get("SENTRY_RELEASE", "").strip() or None,
             tunnel_path=tunnel_path.rstrip("/"),
-            route_load_timeout_ms=int(route_timeout),
+            local_dsn=Dsn.parse(env.get("LOOKOUT_LOCAL_DSN", "").strip() or DEFAULT_LOCAL_DSN),
+            extra_tunnel_dsns=tuple(Dsn.parse(d) for d in _words(env.get("SENTRY_TUNNEL_ALLOWED_DSNS", ""))),
+            tunnel_origins=tuple(o.rstrip("/") for o in _words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
+            max_item_bytes=_positive_int(env, "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
+            max_request_bytes=_positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
+            max_envelope_bytes=_positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
+            outbox_max_bytes=_positive_int(env, "LOOKOUT_OUTBOX_MAX_BYTES", defaults.outbox_max_bytes),
+            route_load_timeout_ms=_positive_int(
+                env, "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS", defaults.route_load_timeout_ms
+            ),
         )
+
+
+def _words(text: str) -> list[str]:
+    return text.replace(",", " ").split()
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) == 0:
+        raise SettingsError(f"{name} {text!r} must be a positive whole number.")
+    return int(text)
 
 
 SETTINGS = Settings.from_env()

@@ -1,0 +1,149 @@
+"""Delivers the outbox to Sentry: one lane per DSN, in receipt order, retrying until upstream decides.
+
+Outcomes of one attempt, by upstream's answer:
+- 2xx: delivered, the row is removed;
+- 429: rate-limited, the row waits for the limit to expire (and the tunnel starts answering 429);
+- 5xx, timeout, network error: retried with exponential backoff and jitter, the lane waits;
+- 3xx, other 4xx: refused for good (redirects are never followed), the row is removed, counted and
+  logged with upstream's reason.
+Rows are removed in small batches after delivery: a crash may re-send a few (at-least-once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+
+import anyio.to_thread
+import httpx
+
+from app.monitoring.outbox import Delivery, OutboxStore
+from app.monitoring.ratelimits import RateLimits
+from app.monitoring.settings import Dsn, Settings
+from app.monitoring.stats import TunnelStats
+
+logger = logging.getLogger(__name__)
+
+LANE_BATCH = 64
+POLL_SECONDS = 1.0
+
+
+def backoff(attempts: int, base: float, cap: float, rand: Callable[[], float] = random.random) -> float:
+    """Exponential backoff with jitter: somewhere in [½, 1] × min(cap, base · 2^attempts)."""
+    return min(cap, base * 2**attempts) * (0.5 + rand() / 2)
+
+
+def _reason(response: httpx.Response) -> str:
+    if error := response.headers.get("x-sentry-error"):
+        return error
+    if response.is_redirect:
+        return f"redirect to {response.headers.get('location', '?')}, not followed"
+    return response.text[:200].strip() or response.reason_phrase
+
+
+class Forwarder:
+    def __init__(
+        self,
+        store: OutboxStore,
+        settings: Settings,
+        limits: RateLimits,
+        stats: TunnelStats,
+        client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.limits = limits
+        self.stats = stats
+        self.clock = clock
+        self.client = client or httpx.AsyncClient(
+            timeout=settings.forward_timeout_s,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=settings.forward_concurrency * 2),
+        )
+        self._slots = asyncio.Semaphore(settings.forward_concurrency)
+        self._wake = asyncio.Event()
+        self._lanes: dict[str, asyncio.Task[None]] = {}
+
+    def wake(self) -> None:
+        """Tell the forwarder new rows are committed."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        try:
+            while True:
+                self._wake.clear()
+                for dsn in await anyio.to_thread.run_sync(self.store.pending_dsns):
+                    if dsn not in self._lanes:
+                        self._lanes[dsn] = asyncio.create_task(self._lane(dsn), name=f"lookout-lane-{dsn}")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+        finally:
+            for lane in self._lanes.values():
+                lane.cancel()
+            await asyncio.gather(*self._lanes.values(), return_exceptions=True)
+
+    async def _lane(self, dsn: str) -> None:
+        try:
+            target = Dsn.parse(dsn)
+            while rows := await anyio.to_thread.run_sync(self.store.next_rows, dsn, LANE_BATCH):
+                done: list[int] = []
+                try:
+                    for row in rows:
+                        if not await self._deliver(target, row):
+                            break  # keep order: nothing after a deferred row goes first
+                        done.append(row.id)
+                finally:
+                    await anyio.to_thread.run_sync(self.store.remove, done)
+                if len(done) < len(rows):
+                    await self._sleep_until_due(dsn)
+        finally:
+            del self._lanes[dsn]
+            self._wake.set()  # rows may have arrived while this lane was finishing
+
+    async def _sleep_until_due(self, dsn: str) -> None:
+        rows = await anyio.to_thread.run_sync(self.store.next_rows, dsn, 1)
+        if rows:
+            await asyncio.sleep(max(0.0, rows[0].next_attempt_at - self.clock()))
+
+    async def _deliver(self, target: Dsn, row: Delivery) -> bool:
+        """One attempt; True when the row is finished with (delivered or refused for good)."""
+        if row.next_attempt_at > self.clock():
+            return False
+        headers = {"Content-Type": "application/x-sentry-envelope", "X-Sentry-Auth": target.auth_header}
+        if row.content_encoding:
+            headers["Content-Encoding"] = row.content_encoding
+        try:
+            async with self._slots:
+                response = await self.client.post(target.envelope_url, content=row.body, headers=headers)
+        except httpx.HTTPError as exc:
+            return await self._retry(row, f"{type(exc).__name__}: {exc}")
+        self.limits.update(row.dsn, response.status_code, response.headers)
+        if response.is_success:
+            self.stats.forwarded += 1
+            return True
+        if response.status_code == 429:
+            wait = self.limits.retry_after(row.dsn, row.categories) or self.limits.default_retry_after
+            self.stats.retrying += 1
+            await anyio.to_thread.run_sync(self.store.defer, row.id, self.clock() + wait, "429 rate limited")
+            return False
+        if response.status_code >= 500:
+            return await self._retry(row, f"{response.status_code} {_reason(response)}")
+        reason = _reason(response)
+        self.stats.dropped[str(response.status_code)] += 1
+        logger.warning("upstream refused envelope %s for good: %s %s", row.id, response.status_code, reason)
+        return True
+
+    async def _retry(self, row: Delivery, error: str) -> bool:
+        self.stats.retrying += 1
+        delay = backoff(row.attempts, self.settings.retry_base_s, self.settings.retry_max_s)
+        logger.info("delivery of envelope %s failed (%s); retrying in %.1f s", row.id, error, delay)
+        await anyio.to_thread.run_sync(self.store.defer, row.id, self.clock() + delay, error)
+        return False
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,125 @@
+"""The forwarder against a real upstream on loopback: delivery, retries, refusals, order."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import logging
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+
+from app.monitoring.forwarder import backoff
+from tests.monitoring.conftest import accepted, sentry_settings, until
+from tests.monitoring.envelopes import build, error_event
+from tests.monitoring.upstream import Upstream
+
+pytestmark = pytest.mark.anyio
+
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "event-samples"
+
+
+def outbox_count(pipeline) -> int:
+    with pipeline.store.engine.connect() as connection:
+        return connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
+
+
+def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
+    assert backoff(0, 1, 300, rand=lambda: 0) == 0.5
+    assert backoff(0, 1, 300, rand=lambda: 1) == 1
+    assert backoff(3, 1, 300, rand=lambda: 1) == 8
+    assert backoff(30, 1, 300, rand=lambda: 1) == 300
+
+
+async def test_5xx_is_retried_until_delivered_once(make_pipeline, upstream: Upstream) -> None:
+    upstream.respond_sequence([(500, {}), (503, {})])
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    body = error_event(str(pipeline.settings.dsn))
+    assert (await pipeline.post(body)).status_code == 200
+    await until(lambda: outbox_count(pipeline) == 0)
+    assert [r.body for r in upstream.received] == [body] * 3
+    assert len(upstream.accepted) == 1
+    assert (pipeline.stats.retrying, pipeline.stats.forwarded) == (2, 1)
+
+
+async def test_permanent_refusal_is_dropped_counted_and_logged(make_pipeline, upstream, caplog) -> None:
+    upstream.respond(413, {"X-Sentry-Error": "envelope exceeded size limits"})
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    with caplog.at_level(logging.WARNING):
+        await pipeline.post(error_event(str(pipeline.settings.dsn)))
+        await until(lambda: outbox_count(pipeline) == 0)
+    assert pipeline.stats.dropped == {"413": 1}
+    assert "envelope exceeded size limits" in caplog.text
+    assert len(upstream.received) == 1
+
+
+async def test_redirects_are_never_followed(make_pipeline, upstream: Upstream) -> None:
+    upstream.respond(302, {"Location": f"{upstream.url}/elsewhere/"})
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    await pipeline.post(error_event(str(pipeline.settings.dsn)))
+    await until(lambda: outbox_count(pipeline) == 0)
+    assert [r.path for r in upstream.received] == ["/api/42/envelope/"]
+    assert pipeline.stats.dropped == {"302": 1}
+
+
+async def test_timeouts_are_retried(make_pipeline, upstream: Upstream) -> None:
+    upstream.hang(1.0)
+    pipeline = await make_pipeline(sentry_settings(upstream, forward_timeout_s=0.3))
+    await pipeline.post(error_event(str(pipeline.settings.dsn)))
+    await until(lambda: pipeline.stats.retrying >= 1)
+    upstream.hang(0)
+    await until(lambda: outbox_count(pipeline) == 0)
+    assert len(upstream.accepted) == 1
+
+
+async def test_upstream_down_then_back_delivers_all_once_in_order(make_pipeline, upstream: Upstream) -> None:
+    upstream.stop()
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    dsn = str(pipeline.settings.dsn)
+    bodies = [error_event(dsn, message=f"envelope {i}") for i in range(1000)]
+    for body in bodies:
+        assert (await pipeline.post(body)).status_code == 200
+    await asyncio.sleep(0.5)  # the forwarder meets a refused connection meanwhile
+    assert pipeline.stats.retrying >= 1
+    upstream.start()
+    await until(lambda: outbox_count(pipeline) == 0, timeout=60)
+    assert [r.body for r in upstream.accepted] == bodies
+
+
+async def test_a_new_forwarder_picks_up_what_an_old_one_left(make_pipeline, upstream: Upstream) -> None:
+    first = await make_pipeline(sentry_settings(upstream), forward=False)
+    bodies = [error_event(str(first.settings.dsn), message=str(i)) for i in range(20)]
+    for body in bodies:
+        await first.post(body)
+    await make_pipeline(sentry_settings(upstream))  # same database, as after a restart
+    await accepted(upstream, 20)
+    assert [r.body for r in upstream.accepted] == bodies
+
+
+def _samples() -> list[Path]:
+    return sorted(SAMPLES.rglob("*.json"))
+
+
+async def test_every_sample_event_is_forwarded_byte_identical(make_pipeline, upstream: Upstream) -> None:
+    samples = _samples()
+    assert len(samples) == 190
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    dsn = str(pipeline.settings.dsn)
+    sent = []
+    for path in samples:
+        raw = path.read_bytes()
+        compact = json.dumps(json.loads(raw), separators=(",", ":")).encode()
+        for body, encoding in [
+            (build(dsn, [("event", raw)]), ""),  # with length: the file as it is, newlines and all
+            (build(dsn, [("event", compact)], with_length=False), ""),
+            (gzip.compress(build(dsn, [("event", raw)])), "gzip"),
+            (gzip.compress(build(dsn, [("event", compact)], with_length=False)), "gzip"),
+        ]:
+            headers = {"Content-Encoding": encoding} if encoding else {}
+            response = await pipeline.post(body, **headers)
+            assert response.status_code == 200, (path.name, response.text)
+            sent.append(body)
+    await accepted(upstream, len(sent), timeout=60)
+    assert [r.body for r in upstream.accepted] == sent

@@ -1,0 +1,190 @@
+"""The tunnel route over ASGI, against a real SQLite outbox and (where forwarding) a real upstream."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+
+import pytest
+import sqlalchemy
+
+from app.monitoring.settings import Settings
+from tests.monitoring.conftest import accepted, sentry_settings, until
+from tests.monitoring.envelopes import build, error_event
+from tests.monitoring.upstream import Upstream
+
+pytestmark = pytest.mark.anyio
+
+
+def rows(pipeline) -> list[dict]:
+    with pipeline.store.engine.connect() as connection:
+        return [dict(r._mapping) for r in connection.execute(sqlalchemy.text("select * from outbox order by id"))]
+
+
+async def test_accepted_envelope_is_committed_before_the_answer(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    body = error_event(str(pipeline.settings.dsn))
+    response = await pipeline.post(body)
+    assert response.status_code == 200
+    assert response.json()["id"] == json.loads(body.split(b"\n")[0])["event_id"]
+    [row] = rows(pipeline)
+    assert (row["body"], row["status"], row["dsn"], row["categories"]) == (
+        body, "pending", str(pipeline.settings.dsn), "error",
+    )
+    assert pipeline.stats.accepted == 1
+
+
+async def test_local_mode_keeps_envelopes_for_the_inbox(make_pipeline) -> None:
+    settings = Settings.from_env({})
+    pipeline = await make_pipeline(settings)
+    response = await pipeline.post(error_event(str(settings.local_dsn)))
+    assert response.status_code == 200
+    assert [r["status"] for r in rows(pipeline)] == ["local"]
+    assert pipeline.stats.local == 1
+
+
+@pytest.mark.parametrize(
+    "foreign",
+    [
+        "http://public@evil.example:{port}/42",  # host
+        "http://public@127.0.0.1:{port}/43",  # project
+        "http://other@127.0.0.1:{port}/42",  # key
+        "http://public@127.0.0.1:1/42",  # port
+        "https://public@127.0.0.1:{port}/42",  # scheme
+        "http://public@127.0.0.1:{port}/prefix/42",  # path prefix
+        "not a dsn",
+        None,  # no dsn at all
+    ],
+)
+async def test_foreign_dsn_is_forbidden_and_nothing_leaves(make_pipeline, upstream: Upstream, foreign) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    dsn = foreign.format(port=upstream.port) if foreign else None
+    response = await pipeline.post(error_event(dsn))
+    assert response.status_code == 403
+    assert "DSN" in response.json()["detail"]
+    await asyncio.sleep(0.3)  # give a (wrongly) woken forwarder time to send
+    assert rows(pipeline) == [] and upstream.received == []
+    assert pipeline.stats.rejected["forbidden_dsn"] == 1
+
+
+async def test_extra_allowed_dsns_pass(make_pipeline, upstream: Upstream) -> None:
+    from app.monitoring.settings import Dsn
+
+    other = Dsn.parse(f"http://second@127.0.0.1:{upstream.port}/7")
+    pipeline = await make_pipeline(sentry_settings(upstream, extra_tunnel_dsns=(other,)))
+    assert (await pipeline.post(error_event(str(other)))).status_code == 200
+    [received] = await accepted(upstream, 1)
+    assert received.path == "/api/7/envelope/"
+    assert "sentry_key=second" in received.headers["x-sentry-auth"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        (b"", 400, ""),
+        (b"not json\n", 400, ""),
+        (b'{"dsn": "x"}\n{"type": "event", "length": 99}\nshort', 400, ""),
+        (b'{"dsn": "x"}\r\n{"type": "event"}\r\n{}\r\n', None, ""),  # decided by the parser's CRLF rule
+    ],
+)
+async def test_malformed_envelopes_are_400_and_nothing_is_stored(make_pipeline, upstream, body, status, words) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    response = await pipeline.post(body)
+    assert response.status_code in ({status} if status else {400, 403})
+    assert response.json()["detail"].endswith(".")
+    assert rows(pipeline) == []
+
+
+async def test_gzip_body_is_stored_and_forwarded_as_received(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    compressed = gzip.compress(error_event(str(pipeline.settings.dsn)))
+    response = await pipeline.post(compressed, **{"Content-Encoding": "gzip"})
+    assert response.status_code == 200
+    [received] = await accepted(upstream, 1)
+    assert received.body == compressed
+    assert received.headers["content-encoding"] == "gzip"
+    assert received.headers["content-type"] == "application/x-sentry-envelope"
+    assert received.path == "/api/42/envelope/"
+    assert received.headers["x-sentry-auth"].startswith("Sentry sentry_version=7, sentry_key=public")
+
+
+async def test_unsupported_encoding_is_415(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    response = await pipeline.post(b"xx", **{"Content-Encoding": "compress"})
+    assert response.status_code == 415 and rows(pipeline) == []
+
+
+async def test_caps_give_413(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(
+        sentry_settings(upstream, max_request_bytes=4096, max_item_bytes=1024, max_envelope_bytes=8192), forward=False
+    )
+    dsn = str(pipeline.settings.dsn)
+    too_long = build(dsn, [("attachment", b"x" * 5000)])
+    assert (await pipeline.post(too_long)).status_code == 413  # request cap
+    big_event = build(dsn, [("event", b"{" + b" " * 2000 + b"}")])
+    assert (await pipeline.post(big_event)).status_code == 413  # item cap
+    inflates = gzip.compress(build(dsn, [("attachment", b"\0" * 20000)]))
+    assert len(inflates) < 4096
+    assert (await pipeline.post(inflates, **{"Content-Encoding": "gzip"})).status_code == 413  # envelope cap
+    assert (await pipeline.post(build(dsn, [("attachment", b"\xff\n\x00" * 300)]))).status_code == 200
+    assert len(rows(pipeline)) == 1
+    assert pipeline.stats.rejected["too_large"] == 3
+
+
+async def test_full_outbox_answers_503_with_retry_after(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream, outbox_max_bytes=1500), forward=False)
+    body = error_event(str(pipeline.settings.dsn), message="m" * 300)
+    statuses = [(await pipeline.post(body)).status_code for _ in range(6)]
+    assert statuses[0] == 200 and statuses[-1] == 503
+    full = await pipeline.post(body)
+    assert full.headers["retry-after"].isdigit() and "full" in full.json()["detail"]
+    assert sum(r["size"] for r in rows(pipeline)) <= 1500
+
+
+async def test_upstream_rate_limit_reaches_the_sdk(make_pipeline, upstream: Upstream) -> None:
+    upstream.respond(429, {"Retry-After": "60", "X-Sentry-Rate-Limits": "60:error:key:quota"})
+    pipeline = await make_pipeline(sentry_settings(upstream))
+    dsn = str(pipeline.settings.dsn)
+    assert (await pipeline.post(error_event(dsn))).status_code == 200
+    await until(lambda: len(upstream.received) >= 1)
+    for _ in range(50):
+        if pipeline.limits.snapshot():
+            break
+        await asyncio.sleep(0.05)
+    limited = await pipeline.post(error_event(dsn))
+    assert limited.status_code == 429
+    assert limited.headers["x-sentry-rate-limits"].startswith(("60:error:key", "59:error:key"))
+    assert int(limited.headers["retry-after"]) in (59, 60)
+    # Another category still passes, and learns the active limits from the headers.
+    passed = await pipeline.post(build(dsn, [("transaction", b"{}")]))
+    assert passed.status_code == 200 and "error" in passed.headers["x-sentry-rate-limits"]
+    assert pipeline.stats.rate_limited == 1
+    # The rate-limited envelope stays in the outbox; nothing was lost.
+    assert len(rows(pipeline)) == 2
+
+
+async def test_origins(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(
+        sentry_settings(upstream, tunnel_origins=("https://app.example",)), forward=False
+    )
+    body = error_event(str(pipeline.settings.dsn))
+    assert (await pipeline.post(body, Origin="http://lookout.test")).status_code == 200  # same origin
+    allowed = await pipeline.post(body, Origin="https://app.example")
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "https://app.example"
+    assert (await pipeline.post(body, Origin="https://evil.example")).status_code == 403
+    preflight = await pipeline.client.options(pipeline.settings.tunnel_path, headers={"Origin": "https://app.example"})
+    assert preflight.status_code == 204 and "POST" in preflight.headers["access-control-allow-methods"]
+    foreign = await pipeline.client.options(pipeline.settings.tunnel_path, headers={"Origin": "https://evil.example"})
+    assert foreign.status_code == 403
+    assert len(rows(pipeline)) == 2
+
+
+async def test_stats_endpoint(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    await pipeline.post(error_event(str(pipeline.settings.dsn)))
+    await pipeline.post(b"garbage")
+    stats = (await pipeline.client.get(pipeline.settings.tunnel_path + "/stats")).json()
+    assert stats["mode"] == "sentry" and stats["destination"] == f"127.0.0.1:{upstream.port}"
+    assert stats["accepted"] == 1 and stats["rejected"] == {"malformed": 1}
+    assert stats["outbox"]["pending"]["envelopes"] == 1
