@@ -48,4 +48,4 @@ e2e: setup test-deps
 	$(PY) -m pytest tests/e2e
 
 clean:
-	rm -rf $(VENV) .tools .web .states lookout.db
+	rm -rf $(VENV) .tools .web .states .data

@@ -8,11 +8,15 @@ import reflex as rx
 from app.monitoring.vite_proxy import TunnelProxyPlugin
 
 ROOT = Path(__file__).resolve().parent
+# SQLite lives in a hidden folder: dev-mode hot reload watches the project's visible files, and
+# every write to `lookout.db-wal` beside the code would restart the backend.
+DATA_DIR = ROOT / ".data"
+DATA_DIR.mkdir(exist_ok=True)
 
 config = rx.Config(
     app_name="app",
-    # SQLite next to the code by default: `make run` needs no database server.
-    db_url=os.environ.get("DATABASE_URL") or f"sqlite:///{ROOT / 'lookout.db'}",
+    # SQLite by default: `make run` needs no database server.
+    db_url=os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'lookout.db'}",
     # The bun binary from the npm registry's `bun` package, installed by `make setup`;
     # Reflex would otherwise try to download it from the internet.
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",

@@ -156,19 +156,24 @@ class Tunnel:
             raise Refused(403, "The envelope's DSN is not one this tunnel forwards for.", "forbidden_dsn")
         return str(dsn)
 
-    async def stats_json(self, request: Request) -> Response:
-        depth = await anyio.to_thread.run_sync(self.store.depth)
-        return JSONResponse({
+    def snapshot(self) -> dict[str, object]:
+        """Counters, outbox depth and active rate limits (reads the database: call off the loop)."""
+        depth = self.store.depth()
+        empty = {"envelopes": 0, "bytes": 0}
+        return {
             "mode": "sentry" if self.settings.dsn else "local",
             "destination": self.settings.destination,
             **self.stats.as_dict(),
             "outbox": {
-                "pending": depth.get(PENDING, {"envelopes": 0, "bytes": 0}),
-                "local": depth.get(LOCAL, {"envelopes": 0, "bytes": 0}),
+                "pending": depth.get(PENDING, empty),
+                "local": depth.get(LOCAL, empty),
                 "max_bytes": self.settings.outbox_max_bytes,
             },
             "rate_limits": self.limits.snapshot(),
-        })
+        }
+
+    async def stats_json(self, request: Request) -> Response:
+        return JSONResponse(await anyio.to_thread.run_sync(self.snapshot))
 
 
 def _refusal(refused: Refused, extra_headers: dict[str, str] | None = None) -> Response:

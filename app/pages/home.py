@@ -1,8 +1,10 @@
 """`/`: what Lookout is, and the state of error reporting in this process."""
 
+import anyio.to_thread
 import reflex as rx
 
 from app.components.layout import layout
+from app.monitoring import pipeline
 from app.monitoring.settings import SETTINGS
 
 TITLE = "Lookout"
@@ -15,13 +17,31 @@ class HomeState(rx.State):
     tunnel_path: str = ""
     environment: str = ""
     release: str = ""
+    # (label, figure, element id) rows of the tunnel's counters, as /monitoring/stats reports them.
+    figures: list[tuple[str, str, str]] = []
 
     @rx.event
-    def load(self) -> None:
+    async def load(self) -> None:
         self.destination = SETTINGS.destination
         self.tunnel_path = SETTINGS.tunnel_path
         self.environment = SETTINGS.environment
         self.release = SETTINGS.release or "(not set)"
+        self.figures = tunnel_figures(await anyio.to_thread.run_sync(pipeline.tunnel.snapshot))
+
+
+def tunnel_figures(snapshot: dict) -> list[tuple[str, str, str]]:
+    outbox = snapshot["outbox"]
+    rows = [
+        ("Accepted", snapshot["accepted"], "accepted"),
+        ("Forwarded to Sentry", snapshot["forwarded"], "forwarded"),
+        ("Kept for the local inbox", outbox["local"]["envelopes"], "local"),
+        ("Waiting in the outbox", outbox["pending"]["envelopes"], "pending"),
+        ("Delivery attempts to retry", snapshot["retrying"], "retrying"),
+        ("Answered 429 (rate-limited)", snapshot["rate_limited"], "rate-limited"),
+        ("Rejected", snapshot["rejected_total"], "rejected"),
+        ("Refused by Sentry (dropped)", snapshot["dropped_total"], "dropped"),
+    ]
+    return [(label, str(value), f"figure-{key}") for label, value, key in rows]
 
 
 def _row(label: str, value: rx.Var[str], test_id: str) -> rx.Component:
@@ -40,6 +60,21 @@ def status_panel() -> rx.Component:
             _row("Environment", HomeState.environment, "status-environment"),
             _row("Release", HomeState.release, "status-release"),
             margin_top="0.75em",
+        ),
+        rx.heading("Tunnel (counters since the backend started)", size="3", margin_top="1em"),
+        rx.data_list.root(
+            rx.foreach(
+                HomeState.figures,
+                lambda row: rx.data_list.item(
+                    rx.data_list.label(row[0]), rx.data_list.value(row[1], id=row[2])
+                ),
+            ),
+            margin_top="0.5em",
+        ),
+        rx.text(
+            # A plain anchor: the stats are an API route, not a page the client router knows.
+            "As JSON: ", rx.el.a(HomeState.tunnel_path + "/stats", href=HomeState.tunnel_path + "/stats"),
+            size="2", color_scheme="gray", margin_top="0.75em",
         ),
         id="status-panel",
         width="100%",

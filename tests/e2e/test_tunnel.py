@@ -1,0 +1,45 @@
+"""The tunnel inside the built app: on the app's own origin, counted on the home page."""
+
+import re
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from app.monitoring.settings import DEFAULT_LOCAL_DSN
+from tests.e2e.app_server import ROOT, AppServer
+from tests.monitoring.envelopes import error_event
+
+
+def test_tunnel_accepts_local_envelopes_and_the_home_page_counts_them(app_server: AppServer, page: Page) -> None:
+    before = httpx.get(app_server.url + "/monitoring/stats").json()
+    origin = {"Origin": app_server.url}
+    accepted = httpx.post(app_server.url + "/monitoring", content=error_event(DEFAULT_LOCAL_DSN), headers=origin)
+    assert accepted.status_code == 200, accepted.text
+    foreign = httpx.post(app_server.url + "/monitoring", content=error_event("https://k@evil.example/1"))
+    assert foreign.status_code == 403
+    after = httpx.get(app_server.url + "/monitoring/stats").json()
+    assert after["mode"] == "local"
+    assert after["accepted"] == before["accepted"] + 1
+    assert after["outbox"]["local"]["envelopes"] == before["outbox"]["local"]["envelopes"] + 1
+    assert after["rejected"].get("forbidden_dsn", 0) == before["rejected"].get("forbidden_dsn", 0) + 1
+
+    page.goto(app_server.url + "/")
+    expect(page.locator("#figure-accepted")).to_have_text(str(after["accepted"]))
+    expect(page.locator("#figure-local")).to_have_text(str(after["outbox"]["local"]["envelopes"]))
+
+
+def test_the_browser_can_post_to_the_tunnel_on_its_own_origin(app_server: AppServer, page: Page) -> None:
+    page.goto(app_server.url + "/")
+    envelope = error_event(DEFAULT_LOCAL_DSN).decode()
+    status = page.evaluate(
+        "async (body) => (await fetch('/monitoring', {method: 'POST', body})).status", envelope
+    )
+    assert status == 200
+
+
+def test_dev_server_proxies_the_tunnel_to_the_backend(app_server: AppServer) -> None:
+    # Every compile (prod too) rewrites vite.config.js; in dev Vite uses this block.
+    config = (ROOT / ".web" / "vite.config.js").read_text()
+    assert config.count("// lookout-tunnel-proxy") == 1
+    # The backend URL of the compile that wrote it (the e2e app's own port here, :8000 in dev).
+    assert re.search(r'"/monitoring": \{"target": "http://localhost:\d+", "changeOrigin": false\}', config)
