@@ -11,5 +11,5 @@ app = rx.App(api_transformer=Starlette(routes=pipeline.tunnel.routes))
 app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before the forwarder reads the outbox.
-app.register_lifespan_task(startup.migrate_database)
+app.register_lifespan_task(startup.prepare_process)
 app.register_lifespan_task(pipeline.run_forwarder)

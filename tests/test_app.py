@@ -15,5 +15,5 @@ def test_navigation_links_point_at_registered_pages() -> None:
         assert (path.strip("/") or "index") in registered
 
 
-def test_startup_migrates_the_database() -> None:
-    assert startup.migrate_database in app.get_lifespan_tasks()
+def test_startup_prepares_the_process() -> None:
+    assert startup.prepare_process in app.get_lifespan_tasks()

@@ -24,9 +24,9 @@ store = OutboxStore(db.engine())
 forwarder: Forwarder | None = None
 
 
-def _wake_forwarder() -> None:
+def _wake_forwarder(dsn: str) -> None:
     if forwarder is not None:
-        forwarder.wake()
+        forwarder.wake(dsn)
 
 
 tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_forwarder)
@@ -38,7 +38,7 @@ async def run_forwarder() -> AsyncIterator[None]:
     global forwarder
     task = None
     if SETTINGS.dsn is not None:
-        forwarder = Forwarder(store, SETTINGS, limits, stats)
+        forwarder = Forwarder(store, SETTINGS, limits, stats, intake_busy=tunnel.busy)
         task = asyncio.create_task(forwarder.run(), name="lookout-forwarder")
     try:
         yield

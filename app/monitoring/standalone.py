@@ -9,14 +9,13 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 
-from app import db
+from app import startup
 from app.monitoring import pipeline
 
 
 @contextlib.asynccontextmanager
 async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-    db.migrate(db.engine())
-    async with pipeline.run_forwarder():
+    async with startup.prepare_process(), pipeline.run_forwarder():
         yield
 
 

@@ -64,7 +64,7 @@ class Tunnel:
         store: OutboxStore,
         limits: RateLimits,
         stats: TunnelStats,
-        on_commit: Callable[[], None] = lambda: None,
+        on_commit: Callable[[str], None] = lambda dsn: None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -74,6 +74,7 @@ class Tunnel:
         self.stats = stats
         self.on_commit = on_commit
         self.status = PENDING if settings.dsn else LOCAL
+        self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
 
     @property
     def routes(self) -> list[Route]:
@@ -100,15 +101,20 @@ class Tunnel:
             return _refusal(Refused(403, "This origin may not post to the tunnel.", "forbidden_origin"))
         return Response(status_code=204, headers=self._cors(request))
 
+    def busy(self) -> bool:
+        return self.in_flight > 0
+
     async def post(self, request: Request) -> Response:
+        self.in_flight += 1
         try:
-            response = await self.accept(request)
+            return await self.accept(request)
         except Refused as refused:
             self.stats.reject(refused.reason)
             if refused.status == 429:
                 self.stats.rate_limited += 1
             return _refusal(refused, self._cors(request))
-        return response
+        finally:
+            self.in_flight -= 1
 
     async def accept(self, request: Request) -> Response:
         if not self._origin_allowed(request):
@@ -141,7 +147,7 @@ class Tunnel:
         self.stats.accepted += 1
         if self.status == LOCAL:
             self.stats.local += 1
-        self.on_commit()
+        self.on_commit(dsn)
         headers = {**self._cors(request), **self.limits.headers(dsn)}
         return JSONResponse({"id": parsed.event_id}, headers=headers)
 

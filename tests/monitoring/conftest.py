@@ -66,7 +66,9 @@ async def make_pipeline(engine: sqlalchemy.Engine) -> AsyncIterator:
     async def make(settings: Settings, forward: bool = True) -> Pipeline:
         store, limits, stats = OutboxStore(engine), RateLimits(), TunnelStats()
         forwarder = Forwarder(store, settings, limits, stats) if forward and settings.dsn else None
-        tunnel = Tunnel(settings, store, limits, stats, on_commit=forwarder.wake if forwarder else lambda: None)
+        tunnel = Tunnel(settings, store, limits, stats, on_commit=forwarder.wake if forwarder else lambda dsn: None)
+        if forwarder is not None:
+            forwarder.intake_busy = tunnel.busy
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=Starlette(routes=tunnel.routes)), base_url="http://lookout.test"
         )

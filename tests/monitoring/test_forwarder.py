@@ -123,3 +123,20 @@ async def test_every_sample_event_is_forwarded_byte_identical(make_pipeline, ups
             sent.append(body)
     await accepted(upstream, len(sent), timeout=60)
     assert [r.body for r in upstream.accepted] == sent
+
+
+async def test_cancel_arriving_with_a_wake_up_still_stops_the_forwarder(make_pipeline, upstream: Upstream) -> None:
+    # Regression: with asyncio.wait_for on Python 3.11, a cancel in the same loop step as the
+    # wake-up event was swallowed, and shutdown hung for ever.
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    from app.monitoring.forwarder import Forwarder
+
+    forwarder = Forwarder(pipeline.store, pipeline.settings, pipeline.limits, pipeline.stats)
+    for _ in range(20):
+        task = asyncio.create_task(forwarder.run())
+        await asyncio.sleep(0.01)  # let it reach its wait
+        forwarder.wake()
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=2)
+        assert done, "the forwarder ignored its cancellation"
+    await forwarder.aclose()
