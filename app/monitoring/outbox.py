@@ -100,21 +100,25 @@ class OutboxWriter:
     def __init__(self, store: OutboxStore, max_batch: int = 512) -> None:
         self.store = store
         self.max_batch = max_batch
-        self._queue: asyncio.Queue[tuple[dict[str, object], asyncio.Future[None]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[dict[str, object], asyncio.Future[None]]] | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def submit(self, row: dict[str, object]) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="lookout-outbox-writer")
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Queue and task belong to the running loop: a new loop (a restarted server, a test) gets
+        # its own instead of an error about a queue bound to a different event loop.
+        loop = asyncio.get_running_loop()
+        if self._queue is None or self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._queue = asyncio.Queue()
+            self._task = loop.create_task(self._run(self._queue), name="lookout-outbox-writer")
+        done: asyncio.Future[None] = loop.create_future()
         await self._queue.put((row, done))
         await done
 
-    async def _run(self) -> None:
+    async def _run(self, queue: asyncio.Queue[tuple[dict[str, object], asyncio.Future[None]]]) -> None:
         while True:
-            batch = [await self._queue.get()]
-            while len(batch) < self.max_batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            batch = [await queue.get()]
+            while len(batch) < self.max_batch and not queue.empty():
+                batch.append(queue.get_nowait())
             try:
                 await anyio.to_thread.run_sync(self.store.add_many, [row for row, _ in batch])
             except Exception as exc:  # every waiter learns the batch failed; nothing is half-stored
@@ -127,7 +131,7 @@ class OutboxWriter:
                         done.set_result(None)
 
     async def close(self) -> None:
-        if self._task is not None:
+        if self._task is not None and self._task.get_loop() is asyncio.get_running_loop():
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

@@ -1,0 +1,80 @@
+"""The outbox table's API, the group-commit writer and the size budget, on a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+
+import sqlalchemy
+
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter
+
+
+def row(dsn: str = "d1", status: str = PENDING, body: bytes = b"envelope", **extra: object) -> dict[str, object]:
+    return {"dsn": dsn, "status": status, "received_at": 0.0, "content_encoding": "", "categories": "error",
+            "event_id": None, "size": len(body), "body": body, **extra}
+
+
+def test_rows_come_back_per_dsn_in_receipt_order(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    store.add_many([row("d1", body=b"1"), row("d2", body=b"2"), row("d1", body=b"3"), row("d1", LOCAL, b"4")])
+    assert sorted(store.pending_dsns()) == ["d1", "d2"]
+    assert [r.body for r in store.next_rows("d1", 10)] == [b"1", b"3"]  # local rows are not forwarded
+    first = store.next_rows("d1", 1)[0]
+    store.defer(first.id, 123.0, "boom")
+    again = store.next_rows("d1", 1)[0]
+    assert (again.id, again.attempts, again.next_attempt_at) == (first.id, 1, 123.0)
+    store.remove([first.id])
+    assert [r.body for r in store.next_rows("d1", 10)] == [b"3"]
+    assert store.depth() == {PENDING: {"envelopes": 2, "bytes": 2}, LOCAL: {"envelopes": 1, "bytes": 1}}
+    assert store.total_bytes() == 3
+
+
+def test_concurrent_submissions_share_commits(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    batches: list[int] = []
+    add_many = store.add_many
+    store.add_many = lambda rows: (batches.append(len(rows)), add_many(rows))[1]  # type: ignore[method-assign]
+    writer = OutboxWriter(store)
+
+    async def main() -> None:
+        await asyncio.gather(*(writer.submit(row(body=bytes([i]))) for i in range(100)))
+        await writer.close()
+
+    asyncio.run(main())
+    assert sum(batches) == 100 and len(batches) < 100
+    assert len(store.next_rows("d1", 200)) == 100
+
+
+def test_writer_works_again_on_a_new_event_loop(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    writer = OutboxWriter(store)
+    asyncio.run(writer.submit(row(body=b"first loop")))
+    asyncio.run(writer.submit(row(body=b"second loop")))
+    assert [r.body for r in store.next_rows("d1", 10)] == [b"first loop", b"second loop"]
+
+
+def test_a_failed_commit_reaches_every_waiter(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    writer = OutboxWriter(store)
+
+    async def main() -> list[object]:
+        return await asyncio.gather(
+            writer.submit(row()), writer.submit({"no": "such column"}), return_exceptions=True
+        )
+
+    results = asyncio.run(main())
+    assert all(isinstance(r, sqlalchemy.exc.SQLAlchemyError) for r in results)
+    assert store.total_bytes() == 0  # the batch is all or nothing
+
+
+def test_budget_counts_what_was_taken_since_it_last_read(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    store.add_many([row(body=b"x" * 60)])
+    budget = OutboxBudget(store, max_bytes=100, refresh_s=3600)
+
+    async def main() -> tuple[bool, bool, bool]:
+        fits = await budget.has_room(40)
+        budget.took(40)
+        return fits, await budget.has_room(1), await budget.has_room(0)
+
+    assert asyncio.run(main()) == (True, False, True)
