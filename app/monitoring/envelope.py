@@ -161,7 +161,7 @@ def _sized_payload(body: bytes, start: int, length: object, number: int) -> tupl
 def _json_object(line: bytes, what: str) -> dict[str, object]:
     """Decode one header line, which must be a UTF-8 JSON object."""
     try:
-        value = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+        value = _DECODER.decode(line.decode("utf-8"))
     except UnicodeDecodeError:
         raise EnvelopeError(400, f"{what} is not valid UTF-8.") from None
     except RecursionError:
@@ -176,6 +176,10 @@ def _json_object(line: bytes, what: str) -> dict[str, object]:
 def _reject_constant(name: str) -> object:
     """JSON has no NaN or Infinity; Python's decoder accepts them unless told not to."""
     raise ValueError(f"{name} is not a JSON value")
+
+
+# One decoder for every header line: `json.loads` with options builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _is_text(value: object) -> TypeGuard[str]:
