@@ -61,7 +61,11 @@ def status_panel() -> rx.Component:
             _row("Release", HomeState.release, "status-release"),
             margin_top="0.75em",
         ),
-        rx.heading("Tunnel (counters since the backend started)", size="3", margin_top="1em"),
+        rx.heading("Tunnel", size="3", margin_top="1em"),
+        rx.text(
+            "Counts since the backend started; the outbox figures are what is stored now.",
+            size="2", color_scheme="gray",
+        ),
         rx.data_list.root(
             rx.foreach(
                 HomeState.figures,
