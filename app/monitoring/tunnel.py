@@ -12,10 +12,12 @@ stored and nothing is sent upstream unless every check passed.
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable
 
 import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -26,6 +28,8 @@ from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, Out
 from app.monitoring.ratelimits import RateLimits, category_of
 from app.monitoring.settings import Dsn, Settings, SettingsError
 from app.monitoring.stats import TunnelStats
+
+logger = logging.getLogger(__name__)
 
 RETRY_AFTER_WHEN_FULL = "60"
 CORS_HEADERS = {
@@ -95,7 +99,9 @@ class Tunnel:
 
     def _cors(self, request: Request) -> dict[str, str]:
         origin = request.headers.get("origin")
-        return {"Access-Control-Allow-Origin": origin, **CORS_HEADERS} if origin else {}
+        if origin is None or not self._origin_allowed(request):
+            return {}
+        return {"Access-Control-Allow-Origin": origin, **CORS_HEADERS}
 
     async def options(self, request: Request) -> Response:
         if not self._origin_allowed(request):
@@ -135,22 +141,35 @@ class Tunnel:
                 429, f"Sentry rate-limits {', '.join(categories)} for {wait:.0f} more seconds.",
                 "rate_limited", self.limits.headers(dsn),
             )
-        if not await self.budget.has_room(len(raw)):
-            raise Refused(
-                503, "The outbox is full; try again later.", "outbox_full", {"Retry-After": RETRY_AFTER_WHEN_FULL}
-            )
-        await self.writer.submit({
-            "dsn": dsn, "status": self.status, "received_at": time.time(),
-            "content_encoding": encoding if encoding.lower() not in ("", "identity") else "",
-            "categories": ",".join(categories), "event_id": parsed.event_id, "size": len(raw), "body": raw,
-        })
-        self.budget.took(len(raw))
+        await self._store(dsn, encoding, categories, parsed.event_id, raw)
         self.stats.accepted += 1
         if self.status == LOCAL:
             self.stats.local += 1
         self.on_commit(dsn)
         headers = {**self._cors(request), **self.limits.headers(dsn)}
         return JSONResponse({"id": parsed.event_id}, headers=headers)
+
+    async def _store(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes) -> None:
+        try:
+            room = await self.budget.has_room(len(raw))
+            if room:
+                await self.writer.submit({
+                    "dsn": dsn, "status": self.status, "received_at": time.time(),
+                    "content_encoding": encoding if encoding.lower() not in ("", "identity") else "",
+                    "categories": ",".join(categories), "event_id": event_id, "size": len(raw), "body": raw,
+                })
+                self.budget.took(len(raw))
+        except (SQLAlchemyError, OSError) as exc:
+            # Not the sender's fault and nothing was stored: the SDK should keep it and try again.
+            logger.error("the outbox could not store an envelope: %s", exc)
+            raise Refused(
+                503, "The envelope could not be stored; try again later.", "store_failed",
+                {"Retry-After": RETRY_AFTER_WHEN_FULL},
+            ) from exc
+        if not room:
+            raise Refused(
+                503, "The outbox is full; try again later.", "outbox_full", {"Retry-After": RETRY_AFTER_WHEN_FULL}
+            )
 
     def _allowed_dsn(self, text: str | None) -> str:
         if not text:

@@ -188,3 +188,19 @@ async def test_stats_endpoint(make_pipeline, upstream: Upstream) -> None:
     assert stats["mode"] == "sentry" and stats["destination"] == f"127.0.0.1:{upstream.port}"
     assert stats["accepted"] == 1 and stats["rejected"] == {"malformed": 1}
     assert stats["outbox"]["pending"]["envelopes"] == 1
+
+
+async def test_a_store_failure_is_503_not_a_crash(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    with pipeline.store.engine.begin() as connection:
+        connection.execute(sqlalchemy.text("alter table outbox rename to outbox_gone"))
+    response = await pipeline.post(error_event(str(pipeline.settings.dsn)))
+    assert response.status_code == 503 and response.headers["retry-after"].isdigit()
+    assert "could not be stored" in response.json()["detail"]
+    assert pipeline.stats.rejected["store_failed"] == 1 and pipeline.stats.accepted == 0
+
+
+async def test_refusals_carry_no_cors_grant_for_foreign_origins(make_pipeline, upstream: Upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    refused = await pipeline.post(b"garbage", Origin="https://evil.example")
+    assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
