@@ -79,6 +79,7 @@ class Tunnel:
         self.stats = stats
         self.on_commit = on_commit
         self.status = PENDING if settings.dsn else LOCAL
+        self.allowed_dsns = settings.tunnel_dsns  # computed once, checked on every request
         self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
 
     @property
@@ -178,7 +179,7 @@ class Tunnel:
             dsn = _parse_dsn(text)
         except SettingsError as exc:
             raise Refused(403, f"The envelope's DSN is not valid: {exc}", "forbidden_dsn") from exc
-        if dsn not in self.settings.tunnel_dsns:
+        if dsn not in self.allowed_dsns:
             raise Refused(403, "The envelope's DSN is not one this tunnel forwards for.", "forbidden_dsn")
         return str(dsn)
 
