@@ -5,7 +5,8 @@
     GET {tunnel_path}/stats   counters and outbox depth, as JSON
 
 Order of checks: origin (403) → size of the request (413) → decoding (400/413/415) → envelope
-syntax (400/413) → DSN (403) → rate limits (429) → outbox room (503) → commit → 200. Nothing is
+syntax (400/413) → DSN (403) → rate limits (429) → outbox room (503) → commit (503 if the
+database fails) → 200. Nothing is
 stored and nothing is sent upstream unless every check passed.
 """
 
