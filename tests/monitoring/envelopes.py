@@ -1,24 +1,39 @@
-"""Builds Sentry envelopes for tests."""
+"""Builds Sentry envelopes for tests, and finds the shared sample events."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+# 190 real events from many SDKs, in `../shared` beside the checkout (as CI lays it out).
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "event-samples"
+SAMPLE_PATHS = sorted(SAMPLES.rglob("*.json"))
+
+
+def header_line(value: dict[str, object]) -> bytes:
+    """One header line's JSON, compact, as SDKs write it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def assemble(headers: dict[str, object], items: Iterable[tuple[dict[str, object], bytes]]) -> bytes:
+    """An envelope in the canonical form: every header and payload ends with `\\n`."""
+    lines = [header_line(headers)]
+    for item_headers, payload in items:
+        lines += [header_line(item_headers), payload]
+    return b"\n".join(lines) + b"\n"
 
 
 def build(dsn: str | None, items: Sequence[tuple[str, bytes]], with_length: bool = True, **headers: object) -> bytes:
-    """An envelope naming `dsn`, with (item type, payload) items."""
-    header: dict[str, object] = {"event_id": uuid.uuid4().hex, **headers}
+    """An envelope naming `dsn` (with a fresh event id), with (item type, payload) items."""
+    envelope_headers: dict[str, object] = {"event_id": uuid.uuid4().hex, **headers}
     if dsn is not None:
-        header["dsn"] = dsn
-    lines = [json.dumps(header).encode()]
-    for item_type, payload in items:
-        item_header: dict[str, object] = {"type": item_type}
-        if with_length:
-            item_header["length"] = len(payload)
-        lines += [json.dumps(item_header).encode(), payload]
-    return b"\n".join(lines) + b"\n"
+        envelope_headers["dsn"] = dsn
+    return assemble(
+        envelope_headers,
+        [({"type": t, "length": len(p)} if with_length else {"type": t}, p) for t, p in items],
+    )
 
 
 def error_event(dsn: str | None, message: str = "boom", **headers: object) -> bytes:

@@ -1,5 +1,4 @@
 import json
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -7,24 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.monitoring.envelope import CAPPED_ITEM_TYPES, Envelope, EnvelopeError, parse
+from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, assemble, header_line
 
-SAMPLES = Path("/work/shared/fixtures/event-samples")
-SAMPLE_PATHS = sorted(SAMPLES.rglob("*.json")) if SAMPLES.is_dir() else []
 DSN = "https://k@o1.example.com/1"
 LIMIT = 1024 * 1024
-
-
-def header(value: dict[str, object]) -> bytes:
-    """One header line's JSON, compact, as SDKs write it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def build(headers: dict[str, object], items: Iterable[tuple[dict[str, object], bytes]]) -> bytes:
-    """An envelope in the canonical form: every header and payload ends with `\\n`."""
-    lines = [header(headers)]
-    for item_headers, payload in items:
-        lines += [header(item_headers), payload]
-    return b"\n".join(lines) + b"\n"
 
 
 def parse_ok(body: bytes, max_item_bytes: int = LIMIT) -> Envelope:
@@ -49,7 +34,7 @@ def envelope_headers(event: dict[str, object]) -> dict[str, object]:
 def test_real_events_with_length_keep_their_exact_bytes(path: Path) -> None:
     raw = path.read_bytes()
     event = json.loads(raw)
-    envelope = parse_ok(build(envelope_headers(event), [({"type": "event", "length": len(raw)}, raw)]))
+    envelope = parse_ok(assemble(envelope_headers(event), [({"type": "event", "length": len(raw)}, raw)]))
     assert envelope.dsn == DSN
     assert envelope.event_id == event.get("event_id")
     [item] = envelope.items
@@ -59,15 +44,14 @@ def test_real_events_with_length_keep_their_exact_bytes(path: Path) -> None:
 @pytest.mark.parametrize("path", SAMPLE_PATHS, ids=[str(p.relative_to(SAMPLES)) for p in SAMPLE_PATHS])
 def test_real_events_without_length_keep_their_exact_bytes(path: Path) -> None:
     event = json.loads(path.read_bytes())
-    line = header(event)  # without `length` the payload must be one line
+    line = header_line(event)  # without `length` the payload must be one line
     assert b"\n" not in line
-    envelope = parse_ok(build(envelope_headers(event), [({"type": "event"}, line)]))
+    envelope = parse_ok(assemble(envelope_headers(event), [({"type": "event"}, line)]))
     [item] = envelope.items
     assert (item.type, item.payload) == ("event", line)
     assert json.loads(item.payload) == event
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="the shared event samples are not available")
 def test_the_samples_are_there() -> None:
     assert len(SAMPLE_PATHS) == 190
 
@@ -78,7 +62,7 @@ BINARY = b"\x00\n\xff\r\n{\"type\":\"event\"}\n\n\xfe"
 
 
 def test_binary_payload_with_length_is_kept_exactly() -> None:
-    body = build(
+    body = assemble(
         {"event_id": "9ec79c33ec9942ab8353589fcb2e04dc"},
         [
             ({"type": "attachment", "length": len(BINARY), "filename": "a.bin"}, BINARY),
@@ -231,7 +215,7 @@ def test_malformed_envelopes_are_400_with_a_sentence(body: bytes, complaint: str
 
 
 def test_a_truncated_envelope_is_400() -> None:
-    body = build({"dsn": DSN}, [({"type": "attachment", "length": len(BINARY)}, BINARY)])
+    body = assemble({"dsn": DSN}, [({"type": "attachment", "length": len(BINARY)}, BINARY)])
     for cut in range(len(body) - len(BINARY) - 1, len(body) - 1):
         assert refusal(body[:cut]).status == 400
 
@@ -264,16 +248,16 @@ def test_capped_item_types_follow_relays_small_per_item_limits() -> None:
 def test_an_oversize_capped_item_is_413_naming_its_type_and_the_limit(item_type: str, sized: bool) -> None:
     payload = b"x" * 101
     item_headers: dict[str, object] = {"type": item_type, **({"length": 101} if sized else {})}
-    error = refusal(build({}, [({"type": "attachment"}, b"a"), (item_headers, payload)]), 100)
+    error = refusal(assemble({}, [({"type": "attachment"}, b"a"), (item_headers, payload)]), 100)
     assert error.status == 413
     assert f"Item 2 of type {item_type!r} is 101 bytes" in error.message
     assert "100-byte limit" in error.message
-    assert [i.payload for i in parse_ok(build({}, [(item_headers, payload)]), 101).items] == [payload]
+    assert [i.payload for i in parse_ok(assemble({}, [(item_headers, payload)]), 101).items] == [payload]
 
 
 def test_oversize_uncapped_items_are_fine() -> None:
     big = bytes(range(256)) * 40
-    body = build(
+    body = assemble(
         {}, [({"type": "attachment", "length": len(big)}, big), ({"type": "replay_recording"}, b"r" * 500)]
     )
     assert [i.payload for i in parse_ok(body, 100).items] == [big, b"r" * 500]
@@ -281,13 +265,13 @@ def test_oversize_uncapped_items_are_fine() -> None:
 
 def test_batched_logs_are_capped_per_record() -> None:
     payload = b"x" * 1000
-    batch = build({}, [({"type": "log", "length": 1000, "item_count": 10}, payload)])
+    batch = assemble({}, [({"type": "log", "length": 1000, "item_count": 10}, payload)])
     assert parse_ok(batch, 100).items[0].payload == payload
-    error = refusal(build({}, [({"type": "log", "length": 1000, "item_count": 9}, payload)]), 100)
+    error = refusal(assemble({}, [({"type": "log", "length": 1000, "item_count": 9}, payload)]), 100)
     assert (error.status, "averages 111 bytes per record" in error.message) == (413, True)
     # item_count only counts for container types, and a bool is not a count.
     for item_headers in ({"type": "event", "item_count": 10}, {"type": "log", "item_count": True}):
-        assert refusal(build({}, [({**item_headers, "length": 1000}, payload)]), 100).status == 413
+        assert refusal(assemble({}, [({**item_headers, "length": 1000}, payload)]), 100).status == 413
 
 
 def test_structure_errors_come_before_size_errors() -> None:
@@ -330,9 +314,9 @@ def envelopes(draw: st.DrawFn) -> tuple[bytes, dict[str, object], list[ItemSpec]
     specs = draw(st.lists(items(), max_size=4))
     newline = st.sampled_from([b"\n", b"\r\n"])
     blank = st.sampled_from([b"", b"", b"\n", b"\n\n", b"\r\n \t\n"])
-    parts = [draw(blank), header(headers)]
+    parts = [draw(blank), header_line(headers)]
     for item_headers, payload in specs:
-        parts += [draw(newline), draw(blank), header(item_headers), draw(newline), payload]
+        parts += [draw(newline), draw(blank), header_line(item_headers), draw(newline), payload]
         parts.append(draw(newline) if "length" in item_headers else b"\n")
     if specs and "length" not in specs[-1][0] and draw(st.booleans()):
         parts.pop()  # the last payload may end the body, with nothing after it
@@ -373,7 +357,7 @@ def test_header_like_soup_parses_or_raises_envelope_error(body: bytes) -> None:
 
 
 SAMPLE_ENVELOPES = [
-    build(envelope_headers(json.loads(raw)), [({"type": "event", "length": len(raw)}, raw)])
+    assemble(envelope_headers(json.loads(raw)), [({"type": "event", "length": len(raw)}, raw)])
     for raw in (path.read_bytes() for path in SAMPLE_PATHS[:40:4])
 ]
 

@@ -6,20 +6,16 @@ import asyncio
 import gzip
 import json
 import logging
-from pathlib import Path
 
 import pytest
 import sqlalchemy
 
 from app.monitoring.forwarder import backoff
 from tests.monitoring.conftest import accepted, sentry_settings, until
-from tests.monitoring.envelopes import build, error_event
+from tests.monitoring.envelopes import SAMPLE_PATHS, build, error_event
 from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio
-
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "event-samples"
-
 
 def outbox_count(pipeline) -> int:
     with pipeline.store.engine.connect() as connection:
@@ -98,12 +94,8 @@ async def test_a_new_forwarder_picks_up_what_an_old_one_left(make_pipeline, upst
     assert [r.body for r in upstream.accepted] == bodies
 
 
-def _samples() -> list[Path]:
-    return sorted(SAMPLES.rglob("*.json"))
-
-
 async def test_every_sample_event_is_forwarded_byte_identical(make_pipeline, upstream: Upstream) -> None:
-    samples = _samples()
+    samples = SAMPLE_PATHS
     assert len(samples) == 190
     pipeline = await make_pipeline(sentry_settings(upstream))
     dsn = str(pipeline.settings.dsn)
