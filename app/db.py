@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import sqlalchemy
@@ -25,13 +27,31 @@ def engine(url: str | None = None) -> sqlalchemy.Engine:
     return eng
 
 
+def sqlite_synchronous(environ: Mapping[str, str] = os.environ) -> str:
+    """`LOOKOUT_SQLITE_SYNCHRONOUS`: NORMAL (default) or FULL.
+
+    In WAL mode, NORMAL makes a commit survive the process being killed (what the crash test checks)
+    and never corrupts the file; the WAL is flushed to disk at each checkpoint (every 0.2 s, by the
+    outbox writer), so a power cut or kernel crash can lose the last moments of accepted envelopes.
+    Sentry Relay's own disk spool makes the same choice. FULL also flushes on every commit, which
+    survives power loss and costs intake throughput (bench/README.md measures both).
+    """
+    value = environ.get("LOOKOUT_SQLITE_SYNCHRONOUS", "NORMAL").strip().upper()
+    if value not in ("NORMAL", "FULL"):
+        raise ValueError(f"LOOKOUT_SQLITE_SYNCHRONOUS must be NORMAL or FULL, not {value!r}.")
+    return value
+
+
+SQLITE_SYNCHRONOUS = sqlite_synchronous()
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 (DB-API objects)
-    # WAL lets the tunnel's writes and the forwarder's reads overlap; synchronous=FULL makes a
-    # commit survive power loss, which is what "accepted" promises; busy_timeout rides out locks.
+    # WAL lets the tunnel's writes and the forwarder's reads overlap; busy_timeout rides out locks.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
     cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA journal_size_limit=67108864")  # the WAL file shrinks back when it starts over
     cursor.close()
 
 

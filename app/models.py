@@ -17,7 +17,11 @@ class OutboxEnvelope(SQLModel, table=True):
     """
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_status_dsn_id", "status", "dsn", "id"),)
+    __table_args__ = (
+        Index("ix_outbox_status_dsn_id", "status", "dsn", "id"),
+        # Covers the depth and size sums: without it they read every row's page, blob included.
+        Index("ix_outbox_status_size", "status", "size"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     dsn: str

@@ -1,19 +1,24 @@
 """The durable outbox: envelopes are committed here before the tunnel answers 200.
 
 `OutboxStore` is the table's synchronous API (one short transaction per call). `OutboxWriter`
-batches concurrent inserts into one transaction (group commit) and runs it off the event loop,
-so many browsers posting at once cost one fsync, not one each.
+batches concurrent inserts into one transaction (group commit) on a thread of its own, so many
+browsers posting at once cost one fsync, not one each.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import queue
+import threading
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
 import sqlalchemy
+from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 from sqlalchemy import delete, func, insert, select, update
 
 from app.models import OutboxEnvelope
@@ -42,13 +47,51 @@ _DELIVERY_COLUMNS = (
 )
 
 
+# What a new row holds unless the tunnel says otherwise (the model's defaults).
+_NEW_ROW = {"status": PENDING, "content_encoding": "", "categories": "", "event_id": None,
+            "attempts": 0, "next_attempt_at": 0.0, "last_error": ""}
+
+
+class StoreFailed(Exception):
+    """The database refused or failed a write; nothing of it was stored."""
+
+
 class OutboxStore:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
+        # The insert is compiled once and run through the driver directly: SQLAlchemy's execution
+        # layer cost the writer thread half again as much time holding the GIL, which the
+        # event loop serving the tunnel needs (bench/README.md).
+        columns = [c.name for c in TABLE.columns if c.name != "id"]
+        compiled = insert(TABLE).compile(dialect=engine.dialect, column_keys=columns)
+        self._insert_sql = str(compiled)
+        self._insert_keys = compiled.positiontup if compiled.positional else None
+        self._dbapi_error = engine.dialect.loaded_dbapi.Error
 
-    def add_many(self, rows: Sequence[dict[str, object]]) -> None:
-        with self.engine.begin() as connection:
-            connection.execute(insert(TABLE), list(rows))
+    def add_many(self, rows: Sequence[dict[str, object]], connection: DBAPIConnection | None = None) -> None:
+        """Insert `rows` in one transaction, on `connection` (a driver connection, as from
+        `engine.raw_connection()`; the writer keeps one open) or a pooled one; `StoreFailed` if not."""
+        try:
+            full = [{**_NEW_ROW, **row} for row in rows]
+            params = [tuple(r[k] for k in self._insert_keys) for r in full] if self._insert_keys else full
+        except KeyError as exc:
+            raise StoreFailed(f"an outbox row lacks {exc}") from None
+        own = connection is None
+        connection = connection or self.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                cursor.executemany(self._insert_sql, params)
+            finally:
+                cursor.close()
+            connection.commit()
+        except self._dbapi_error as exc:
+            with contextlib.suppress(self._dbapi_error):
+                connection.rollback()
+            raise StoreFailed(str(exc)) from exc
+        finally:
+            if own:
+                connection.close()
 
     def pending_dsns(self) -> list[str]:
         query = select(TABLE.c.dsn).where(TABLE.c.status == PENDING).distinct()
@@ -93,48 +136,143 @@ class OutboxStore:
     def total_bytes(self) -> int:
         return sum(d["bytes"] for d in self.depth().values())
 
+    def wal_bytes(self) -> int:
+        """The size of SQLite's write-ahead log file (0 for other databases)."""
+        database = self.engine.url.database if self.engine.dialect.name == "sqlite" else None
+        if not database or database == ":memory:":
+            return 0
+        try:
+            return os.path.getsize(f"{database}-wal")
+        except OSError:
+            return 0
+
+
+Waiter = tuple[dict[str, object], asyncio.Future[None]]
+
 
 class OutboxWriter:
-    """Group commit: `await submit(row)` returns once the row is committed (or raises why not)."""
+    """Group commit: `await submit(row)` returns once the row is committed (or raises why not).
+
+    One thread commits whatever has queued up while its previous commit ran, and goes straight on
+    to the next batch; each batch's waiters are woken with one call into their event loop. (With a
+    task per batch that handed each commit to a thread pool, the handovers cost as much as the
+    commit itself, and batches stayed small: see bench/README.md.)
+    """
 
     def __init__(self, store: OutboxStore, max_batch: int = 512) -> None:
         self.store = store
         self.max_batch = max_batch
-        self._queue: asyncio.Queue[tuple[dict[str, object], asyncio.Future[None]]] | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._queue: queue.SimpleQueue[Waiter | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
 
     async def submit(self, row: dict[str, object]) -> None:
-        # Queue and task belong to the running loop: a new loop (a restarted server, a test) gets
-        # its own instead of an error about a queue bound to a different event loop.
-        loop = asyncio.get_running_loop()
-        if self._queue is None or self._task is None or self._task.done() or self._task.get_loop() is not loop:
-            self._queue = asyncio.Queue()
-            self._task = loop.create_task(self._run(self._queue), name="lookout-outbox-writer")
-        done: asyncio.Future[None] = loop.create_future()
-        await self._queue.put((row, done))
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="lookout-outbox-writer", daemon=True)
+            self._thread.start()
+        self._queue.put((row, done))
         await done
 
-    async def _run(self, queue: asyncio.Queue[tuple[dict[str, object], asyncio.Future[None]]]) -> None:
-        while True:
-            batch = [await queue.get()]
-            while len(batch) < self.max_batch and not queue.empty():
-                batch.append(queue.get_nowait())
+    def _run(self) -> None:
+        connection: DBAPIConnection | None = None
+        checkpoints = _Checkpointer(self.store.engine) if self.store.engine.dialect.name == "sqlite" else None
+        try:
+            while (batch := self._next_batch()) is not None:
+                error: Exception | None = None
+                try:
+                    connection = connection or self._connect(checkpoints is not None)
+                    self.store.add_many([row for row, _ in batch], connection)
+                except Exception as exc:  # every waiter learns the batch failed; nothing is half-stored
+                    error = exc
+                    _discard(connection)  # a broken connection is not reused
+                    connection = None
+                _settle(batch, error)
+        finally:
+            _discard(connection)
+            if checkpoints is not None:
+                checkpoints.stop()
+
+    def _connect(self, sqlite: bool) -> DBAPIConnection:
+        connection = self.store.engine.raw_connection()
+        if sqlite:
+            # SQLite checkpoints the WAL in whichever connection commits past 1,000 pages (4 MB):
+            # that made every ~400th batch wait 10–15 ms. `_Checkpointer` does it beside the writer.
+            connection.cursor().execute("PRAGMA wal_autocheckpoint=0")
+        return connection
+
+    def _next_batch(self) -> list[Waiter] | None:
+        """The waiting rows (blocks for the first), or None once `close` asked the thread to stop."""
+        first = self._queue.get()
+        if first is None:
+            return None
+        batch = [first]
+        while len(batch) < self.max_batch:
             try:
-                await anyio.to_thread.run_sync(self.store.add_many, [row for row, _ in batch])
-            except Exception as exc:  # every waiter learns the batch failed; nothing is half-stored
-                for _, done in batch:
-                    if not done.done():
-                        done.set_exception(exc)
-            else:
-                for _, done in batch:
-                    if not done.done():
-                        done.set_result(None)
+                waiter = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if waiter is None:
+                self._queue.put(None)  # stop after this batch
+                break
+            batch.append(waiter)
+        return batch
 
     async def close(self) -> None:
-        if self._task is not None and self._task.get_loop() is asyncio.get_running_loop():
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            self._queue.put(None)
+            await anyio.to_thread.run_sync(thread.join)
+
+
+def _discard(connection: DBAPIConnection | None) -> None:
+    """Close a connection for good (not back to the pool: its settings are the writer's own)."""
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            connection.invalidate()
+
+
+class _Checkpointer:
+    """Copies the SQLite WAL into the database every `interval_s`, on a connection and thread of its
+    own. A passive checkpoint never blocks the writer, which keeps appending meanwhile. Under
+    non-stop writes the WAL grows (SQLite starts it over only once a checkpoint has caught up, i.e.
+    when the writer pauses): `OutboxBudget` counts the WAL file, so a full disk budget pauses intake.
+    (Letting the writer checkpoint at a size bound instead stalled its batches for 200–400 ms.)
+    """
+
+    def __init__(self, engine: sqlalchemy.Engine, interval_s: float = 0.2) -> None:
+        self.engine, self.interval_s = engine, interval_s
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lookout-wal-checkpoint", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.interval_s):
+            with contextlib.suppress(sqlalchemy.exc.SQLAlchemyError), self.engine.connect() as connection:
+                connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
+
+
+def _settle(batch: list[Waiter], error: Exception | None) -> None:
+    """Wake each batch's waiters, from the writer thread, with one call per event loop."""
+    by_loop: defaultdict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = defaultdict(list)
+    for _, done in batch:
+        by_loop[done.get_loop()].append(done)
+    for loop, waiters in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting there any more
+            loop.call_soon_threadsafe(_resolve, waiters, error)
+
+
+def _resolve(waiters: list[asyncio.Future[None]], error: Exception | None) -> None:
+    for done in waiters:
+        if done.done():  # the request was cancelled (its client left)
+            continue
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
 
 
 class OutboxBudget:
@@ -155,8 +293,12 @@ class OutboxBudget:
         loop = asyncio.get_running_loop()
         if loop.time() - self._read_at > self.refresh_s:
             self._read_at = loop.time()
-            self._used = await anyio.to_thread.run_sync(self.store.total_bytes)
+            self._used = await anyio.to_thread.run_sync(self._disk_bytes)
         return self._used + size <= self.max_bytes
+
+    def _disk_bytes(self) -> int:
+        # The WAL counts too: it grows while the writer never pauses (see `_Checkpointer`).
+        return self.store.total_bytes() + self.store.wal_bytes()
 
     def took(self, size: int) -> None:
         self._used += size

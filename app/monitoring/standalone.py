@@ -4,19 +4,24 @@ Same code and settings as in the Reflex backend; used by the crash test and the 
 the pipeline in a process of its own:  `uvicorn app.monitoring.standalone:app`.
 """
 
-import contextlib
-from collections.abc import AsyncIterator
+from __future__ import annotations
 
-from starlette.applications import Starlette
+import contextlib
 
 from app import startup
 from app.monitoring import pipeline
+from app.monitoring.tunnel import Receive, Scope, Send
+
+_tunnel = pipeline.tunnel.asgi()
 
 
-@contextlib.asynccontextmanager
-async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-    async with startup.prepare_process(), pipeline.run_forwarder():
-        yield
-
-
-app = Starlette(routes=pipeline.tunnel.routes, lifespan=lifespan)
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] != "lifespan":
+        return await _tunnel(scope, receive, send)
+    async with contextlib.AsyncExitStack() as running:
+        while (message := await receive())["type"] != "lifespan.shutdown":
+            if message["type"] == "lifespan.startup":
+                await running.enter_async_context(startup.prepare_process())
+                await running.enter_async_context(pipeline.run_forwarder())
+                await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})

@@ -1,4 +1,4 @@
-"""The tunnel route: validate an envelope, commit it to the outbox, answer.
+"""The tunnel: validate an envelope, commit it to the outbox, answer. A plain ASGI app.
 
     POST {tunnel_path}        an envelope from an SDK (the browser's, on this app's origin)
     OPTIONS {tunnel_path}     CORS for this origin and LOOKOUT_TUNNEL_ALLOWED_ORIGINS only
@@ -13,33 +13,39 @@ stored and nothing is sent upstream unless every check passed.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
 
 import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
-
 from app.monitoring import encodings, envelope
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
 from app.monitoring.ratelimits import RateLimits, category_of
 from app.monitoring.settings import Dsn, Settings, SettingsError
 from app.monitoring.stats import TunnelStats
 
 logger = logging.getLogger(__name__)
 
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
 RETRY_AFTER_WHEN_FULL = "60"
-CORS_HEADERS = {
-    "Access-Control-Allow-Methods": "POST, OPTIONS",
-    "Access-Control-Allow-Headers": "Content-Type, Content-Encoding",
-    "Access-Control-Expose-Headers": "Retry-After, X-Sentry-Rate-Limits",
-    "Access-Control-Max-Age": "86400",
-    "Vary": "Origin",
-}
+CORS_HEADERS = [
+    (b"access-control-allow-methods", b"POST, OPTIONS"),
+    (b"access-control-allow-headers", b"Content-Type, Content-Encoding"),
+    (b"access-control-expose-headers", b"Retry-After, X-Sentry-Rate-Limits"),
+    (b"access-control-max-age", b"86400"),
+    (b"vary", b"Origin"),
+]
+_JSON = (b"content-type", b"application/json")
+_REFUSAL_REASONS = {400: "malformed", 413: "too_large", 415: "unsupported_encoding"}
 
 
 class Refused(Exception):
@@ -50,20 +56,67 @@ class Refused(Exception):
         self.status, self.message, self.reason, self.headers = status, message, reason, headers or {}
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
+class ClientGone(Exception):
+    """The client disconnected before its body arrived: nothing to answer, nothing stored."""
+
+
+class Request:
+    """What the tunnel reads from an ASGI request: four headers and the body, nothing more."""
+
+    __slots__ = ("origin", "host", "content_length", "content_encoding")
+
+    def __init__(self, scope: Scope) -> None:
+        self.origin: str | None = None
+        self.host = self.content_length = self.content_encoding = ""
+        for name, value in scope["headers"]:
+            if name == b"origin":
+                self.origin = value.decode("latin-1")
+            elif name == b"host":
+                self.host = value.decode("latin-1")
+            elif name == b"content-length":
+                self.content_length = value.decode("latin-1")
+            elif name == b"content-encoding":
+                self.content_encoding = value.decode("latin-1").strip()
+
+
+async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
     if declared.isdigit() and int(declared) > limit:
         raise Refused(413, f"The request body is {declared} bytes; the limit is {limit} bytes.", "too_large")
-    chunks, total = [], 0
-    async for chunk in request.stream():
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
         total += len(chunk)
         if total > limit:
             raise Refused(413, f"The request body exceeds the limit of {limit} bytes.", "too_large")
+        if not message.get("more_body", False):
+            if not chunks:
+                return chunk  # the whole body in one message: the usual case, no copy
+            chunks.append(chunk)
+            return b"".join(chunks)
         chunks.append(chunk)
-    return b"".join(chunks)
+
+
+async def respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006 (never mutated)
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+def _encoded(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
 
 
 class Tunnel:
+    """The tunnel's three routes as a plain ASGI app (Starlette's request and routing layers cost
+    about as much per envelope as the whole validation; see bench/README.md)."""
+
     def __init__(
         self,
         settings: Settings,
@@ -81,61 +134,87 @@ class Tunnel:
         self.on_commit = on_commit
         self.status = PENDING if settings.dsn else LOCAL
         self.allowed_dsns = settings.tunnel_dsns  # computed once, checked on every request
+        self.stats_path = f"{settings.tunnel_path}/stats"
         self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
 
-    @property
-    def routes(self) -> list[Route]:
-        path = self.settings.tunnel_path
-        return [
-            Route(path, self.post, methods=["POST"]),
-            Route(path, self.options, methods=["OPTIONS"]),
-            Route(f"{path}/stats", self.stats_json, methods=["GET"]),
-        ]
+    def asgi(self, app: ASGIApp | None = None) -> ASGIApp:
+        """An ASGI app serving the tunnel's paths and handing every other request to `app` (404 without
+        one). Reflex takes it as `api_transformer`: it wraps Reflex's own backend app."""
+        path, stats_path = self.settings.tunnel_path, self.stats_path
+
+        async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and (scope["path"] == path or scope["path"] == stats_path):
+                await self.handle(scope, receive, send)
+            elif app is not None:
+                await app(scope, receive, send)
+            elif scope["type"] == "http":
+                await respond(send, 404, b'{"detail":"Not Found"}')
+            elif scope["type"] == "lifespan":  # nothing to start: a test client's lifespan
+                while (message := await receive())["type"] != "lifespan.shutdown":
+                    await send({"type": "lifespan.startup.complete"})
+                await send({"type": "lifespan.shutdown.complete"})
+
+        return serve
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method, request = scope["method"], Request(scope)
+        if scope["path"] == self.stats_path:
+            if method != "GET":
+                return await _method_not_allowed(send, b"GET")
+            return await respond(send, 200, json.dumps(await anyio.to_thread.run_sync(self.snapshot)).encode())
+        if method == "POST":
+            return await self.post(request, receive, send)
+        if method == "OPTIONS":
+            if not self._origin_allowed(request):
+                refused = Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
+                return await _refuse(send, refused)
+            await send({"type": "http.response.start", "status": 204, "headers": self._cors(request)})
+            return await send({"type": "http.response.body", "body": b""})
+        return await _method_not_allowed(send, b"POST, OPTIONS")
 
     def _origin_allowed(self, request: Request) -> bool:
-        origin = request.headers.get("origin")
+        origin = request.origin
         if origin is None:
             return True  # not a browser's cross-origin request: SDKs on servers send none
-        same_origin = origin.partition("://")[2] == request.headers.get("host")
+        same_origin = origin.partition("://")[2] == request.host
         return same_origin or origin.rstrip("/") in self.settings.tunnel_origins
 
-    def _cors(self, request: Request) -> dict[str, str]:
-        origin = request.headers.get("origin")
-        if origin is None or not self._origin_allowed(request):
-            return {}
-        return {"Access-Control-Allow-Origin": origin, **CORS_HEADERS}
-
-    async def options(self, request: Request) -> Response:
-        if not self._origin_allowed(request):
-            return _refusal(Refused(403, "This origin may not post to the tunnel.", "forbidden_origin"))
-        return Response(status_code=204, headers=self._cors(request))
+    def _cors(self, request: Request) -> list[tuple[bytes, bytes]]:
+        if request.origin is None or not self._origin_allowed(request):
+            return []
+        return [(b"access-control-allow-origin", request.origin.encode("latin-1")), *CORS_HEADERS]
 
     def busy(self) -> bool:
         return self.in_flight > 0
 
-    async def post(self, request: Request) -> Response:
+    async def post(self, request: Request, receive: Receive, send: Send) -> None:
         self.in_flight += 1
         try:
-            return await self.accept(request)
+            event_id, dsn = await self.accept(request, receive)
         except Refused as refused:
             self.stats.reject(refused.reason)
             if refused.status == 429:
                 self.stats.rate_limited += 1
-            return _refusal(refused, self._cors(request))
+            return await _refuse(send, refused, self._cors(request))
+        except ClientGone:
+            return None
         finally:
             self.in_flight -= 1
+        limited = self.limits.headers(dsn)
+        headers = self._cors(request) + _encoded(limited) if limited else self._cors(request)
+        await respond(send, 200, _id_json(event_id), headers)
 
-    async def accept(self, request: Request) -> Response:
+    async def accept(self, request: Request, receive: Receive) -> tuple[str | None, str]:
+        """Validate and store one envelope: (its event id, its DSN), or `Refused` saying why not."""
         if not self._origin_allowed(request):
             raise Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
-        raw = await read_body(request, self.settings.max_request_bytes)
-        encoding = request.headers.get("content-encoding", "").strip()
+        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes)
+        encoding = request.content_encoding
         try:
             decoded = encodings.decode(raw, encoding, self.settings.max_envelope_bytes)
             parsed = envelope.parse(decoded, self.settings.max_item_bytes)
         except (encodings.DecodeError, envelope.EnvelopeError) as exc:
-            reason = {400: "malformed", 413: "too_large", 415: "unsupported_encoding"}.get(exc.status, "malformed")
-            raise Refused(exc.status, exc.message, reason) from exc
+            raise Refused(exc.status, exc.message, _REFUSAL_REASONS.get(exc.status, "malformed")) from exc
         dsn = self._allowed_dsn(parsed.dsn)
         categories = sorted({category_of(item.type) for item in parsed.items})
         if self.status == PENDING and (wait := self.limits.retry_after(dsn, categories)) > 0:
@@ -148,8 +227,7 @@ class Tunnel:
         if self.status == LOCAL:
             self.stats.local += 1
         self.on_commit(dsn)
-        headers = {**self._cors(request), **self.limits.headers(dsn)}
-        return JSONResponse({"id": parsed.event_id}, headers=headers)
+        return parsed.event_id, dsn
 
     async def _store(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes) -> None:
         try:
@@ -161,7 +239,7 @@ class Tunnel:
                     "categories": ",".join(categories), "event_id": event_id, "size": len(raw), "body": raw,
                 })
                 self.budget.took(len(raw))
-        except (SQLAlchemyError, OSError) as exc:
+        except (StoreFailed, SQLAlchemyError, OSError) as exc:
             # Not the sender's fault and nothing was stored: the SDK should keep it and try again.
             logger.error("the outbox could not store an envelope: %s", exc)
             raise Refused(
@@ -200,9 +278,6 @@ class Tunnel:
             "rate_limits": self.limits.snapshot(),
         }
 
-    async def stats_json(self, request: Request) -> Response:
-        return JSONResponse(await anyio.to_thread.run_sync(self.snapshot))
-
 
 @functools.lru_cache(maxsize=256)
 def _parse_dsn(text: str) -> Dsn:
@@ -210,7 +285,17 @@ def _parse_dsn(text: str) -> Dsn:
     return Dsn.parse(text)
 
 
-def _refusal(refused: Refused, extra_headers: dict[str, str] | None = None) -> Response:
-    return JSONResponse({"detail": refused.message}, status_code=refused.status, headers={
-        **(extra_headers or {}), **refused.headers,
-    })
+async def _refuse(send: Send, refused: Refused, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+    body = json.dumps({"detail": refused.message}).encode()
+    await respond(send, refused.status, body, extra + _encoded(refused.headers))
+
+
+async def _method_not_allowed(send: Send, allow: bytes) -> None:
+    await respond(send, 405, b'{"detail":"Method Not Allowed"}', [(b"allow", allow)])
+
+
+def _id_json(event_id: str | None) -> bytes:
+    """`{"id": ...}` as Sentry answers; ids are 32 hex digits, so the common case needs no encoder."""
+    if event_id is not None and len(event_id) <= 36 and event_id.replace("-", "").isalnum() and event_id.isascii():
+        return b'{"id":"%s"}' % event_id.encode()
+    return json.dumps({"id": event_id}).encode()

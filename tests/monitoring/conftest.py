@@ -10,7 +10,6 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy
-from starlette.applications import Starlette
 
 from app import db
 from app.monitoring.forwarder import Forwarder
@@ -70,7 +69,7 @@ async def make_pipeline(engine: sqlalchemy.Engine) -> AsyncIterator:
         if forwarder is not None:
             forwarder.intake_busy = tunnel.busy
         client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=Starlette(routes=tunnel.routes)), base_url="http://lookout.test"
+            transport=httpx.ASGITransport(app=tunnel.asgi()), base_url="http://lookout.test"
         )
         task = asyncio.create_task(forwarder.run()) if forwarder else None
         pipeline = Pipeline(settings, store, limits, stats, tunnel, client, forwarder)

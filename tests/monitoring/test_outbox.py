@@ -6,7 +6,7 @@ import asyncio
 
 import sqlalchemy
 
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
 
 
 def row(dsn: str = "d1", status: str = PENDING, body: bytes = b"envelope", **extra: object) -> dict[str, object]:
@@ -33,7 +33,7 @@ def test_concurrent_submissions_share_commits(engine: sqlalchemy.Engine) -> None
     store = OutboxStore(engine)
     batches: list[int] = []
     add_many = store.add_many
-    store.add_many = lambda rows: (batches.append(len(rows)), add_many(rows))[1]  # type: ignore[method-assign]
+    store.add_many = lambda rows, connection=None: (batches.append(len(rows)), add_many(rows, connection))[1]  # type: ignore[method-assign]
     writer = OutboxWriter(store)
 
     async def main() -> None:
@@ -59,18 +59,35 @@ def test_a_failed_commit_reaches_every_waiter(engine: sqlalchemy.Engine) -> None
 
     async def main() -> list[object]:
         return await asyncio.gather(
-            writer.submit(row()), writer.submit({"no": "such column"}), return_exceptions=True
+            writer.submit(row()), writer.submit({**row(), "body": None}), return_exceptions=True  # NOT NULL
         )
 
     results = asyncio.run(main())
-    assert all(isinstance(r, sqlalchemy.exc.SQLAlchemyError) for r in results)
+    assert all(isinstance(r, StoreFailed) for r in results)
     assert store.total_bytes() == 0  # the batch is all or nothing
+    asyncio.run(writer.submit(row(body=b"after the failure")))  # on a fresh connection
+    assert [r.body for r in store.next_rows("d1", 10)] == [b"after the failure"]
+
+
+def test_a_closed_writer_starts_again_on_the_next_submission(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    writer = OutboxWriter(store)
+
+    async def main() -> None:
+        await writer.submit(row(body=b"before"))
+        await writer.close()
+        await writer.close()  # twice is harmless
+        await writer.submit(row(body=b"after"))
+        await writer.close()
+
+    asyncio.run(main())
+    assert [r.body for r in store.next_rows("d1", 10)] == [b"before", b"after"]
 
 
 def test_budget_counts_what_was_taken_since_it_last_read(engine: sqlalchemy.Engine) -> None:
     store = OutboxStore(engine)
     store.add_many([row(body=b"x" * 60)])
-    budget = OutboxBudget(store, max_bytes=100, refresh_s=3600)
+    budget = OutboxBudget(store, max_bytes=100 + store.wal_bytes(), refresh_s=3600)
 
     async def main() -> tuple[bool, bool, bool]:
         fits = await budget.has_room(40)
@@ -78,3 +95,12 @@ def test_budget_counts_what_was_taken_since_it_last_read(engine: sqlalchemy.Engi
         return fits, await budget.has_room(1), await budget.has_room(0)
 
     assert asyncio.run(main()) == (True, False, True)
+
+
+def test_budget_counts_the_write_ahead_log(engine: sqlalchemy.Engine) -> None:
+    store = OutboxStore(engine)
+    store.add_many([row(body=b"x" * 60)])
+    wal = store.wal_bytes()
+    assert wal > 4096  # the file is in WAL mode and the insert went through the log
+    budget = OutboxBudget(store, max_bytes=60 + wal)
+    assert asyncio.run(budget.has_room(0)) and not asyncio.run(budget.has_room(1))

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from app.monitoring.outbox import OutboxStore
@@ -29,7 +28,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
     db.migrate(engine)
     store = OutboxStore(engine)
     tunnel = Tunnel(SETTINGS, store, RateLimits(), TunnelStats())
-    with TestClient(Starlette(routes=tunnel.routes)) as test_client:
+    with TestClient(tunnel.asgi()) as test_client:
         yield test_client, store
 
 
