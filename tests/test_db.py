@@ -1,7 +1,8 @@
-"""Migrations: applied to an empty SQLite file, they reach head and match the models exactly."""
+"""The database: SQLite settings, and migrations that reach head and match the models exactly."""
 
 from pathlib import Path
 
+import pytest
 import sqlalchemy
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -39,3 +40,18 @@ def test_engine_uses_the_configured_url() -> None:
     from rxconfig import config
 
     assert str(db.engine().url) == config.db_url
+
+
+def test_sqlite_synchronous_is_normal_unless_set_to_full() -> None:
+    assert db.sqlite_synchronous({}) == "NORMAL"
+    assert db.sqlite_synchronous({"LOOKOUT_SQLITE_SYNCHRONOUS": " full "}) == "FULL"
+    with pytest.raises(ValueError, match="NORMAL or FULL"):
+        db.sqlite_synchronous({"LOOKOUT_SQLITE_SYNCHRONOUS": "OFF"})
+
+
+def test_connections_get_the_chosen_synchronous_level(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(db, "SQLITE_SYNCHRONOUS", "FULL")
+    engine = db.engine(f"sqlite:///{tmp_path / 'full.db'}")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+import pytest
 import sqlalchemy
 
+from app import db
 from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
 
 
 def row(dsn: str = "d1", status: str = PENDING, body: bytes = b"envelope", **extra: object) -> dict[str, object]:
     return {"dsn": dsn, "status": status, "received_at": 0.0, "content_encoding": "", "categories": "error",
             "event_id": None, "size": len(body), "body": body, **extra}
+
+
+@pytest.fixture(params=[True, False], ids=["commits-on-the-loop", "commits-on-a-thread"])
+def on_loop(request: pytest.FixtureRequest) -> bool:
+    return request.param
 
 
 def test_rows_come_back_per_dsn_in_receipt_order(engine: sqlalchemy.Engine) -> None:
@@ -29,12 +37,12 @@ def test_rows_come_back_per_dsn_in_receipt_order(engine: sqlalchemy.Engine) -> N
     assert store.total_bytes() == 3
 
 
-def test_concurrent_submissions_share_commits(engine: sqlalchemy.Engine) -> None:
+def test_concurrent_submissions_share_commits(engine: sqlalchemy.Engine, on_loop: bool) -> None:
     store = OutboxStore(engine)
     batches: list[int] = []
     add_many = store.add_many
     store.add_many = lambda rows, connection=None: (batches.append(len(rows)), add_many(rows, connection))[1]  # type: ignore[method-assign]
-    writer = OutboxWriter(store)
+    writer = OutboxWriter(store, on_loop=on_loop)
 
     async def main() -> None:
         await asyncio.gather(*(writer.submit(row(body=bytes([i]))) for i in range(100)))
@@ -45,17 +53,17 @@ def test_concurrent_submissions_share_commits(engine: sqlalchemy.Engine) -> None
     assert len(store.next_rows("d1", 200)) == 100
 
 
-def test_writer_works_again_on_a_new_event_loop(engine: sqlalchemy.Engine) -> None:
+def test_writer_works_again_on_a_new_event_loop(engine: sqlalchemy.Engine, on_loop: bool) -> None:
     store = OutboxStore(engine)
-    writer = OutboxWriter(store)
+    writer = OutboxWriter(store, on_loop=on_loop)
     asyncio.run(writer.submit(row(body=b"first loop")))
     asyncio.run(writer.submit(row(body=b"second loop")))
     assert [r.body for r in store.next_rows("d1", 10)] == [b"first loop", b"second loop"]
 
 
-def test_a_failed_commit_reaches_every_waiter(engine: sqlalchemy.Engine) -> None:
+def test_a_failed_commit_reaches_every_waiter(engine: sqlalchemy.Engine, on_loop: bool) -> None:
     store = OutboxStore(engine)
-    writer = OutboxWriter(store)
+    writer = OutboxWriter(store, on_loop=on_loop)
 
     async def main() -> list[object]:
         return await asyncio.gather(
@@ -69,9 +77,9 @@ def test_a_failed_commit_reaches_every_waiter(engine: sqlalchemy.Engine) -> None
     assert [r.body for r in store.next_rows("d1", 10)] == [b"after the failure"]
 
 
-def test_a_closed_writer_starts_again_on_the_next_submission(engine: sqlalchemy.Engine) -> None:
+def test_a_closed_writer_starts_again_on_the_next_submission(engine: sqlalchemy.Engine, on_loop: bool) -> None:
     store = OutboxStore(engine)
-    writer = OutboxWriter(store)
+    writer = OutboxWriter(store, on_loop=on_loop)
 
     async def main() -> None:
         await writer.submit(row(body=b"before"))
@@ -82,6 +90,24 @@ def test_a_closed_writer_starts_again_on_the_next_submission(engine: sqlalchemy.
 
     asyncio.run(main())
     assert [r.body for r in store.next_rows("d1", 10)] == [b"before", b"after"]
+
+
+@pytest.mark.parametrize(("synchronous", "on_loop"), [("NORMAL", True), ("FULL", False)])
+def test_commits_wait_on_a_thread_only_when_they_wait_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, synchronous: str, on_loop: bool
+) -> None:
+    monkeypatch.setattr(db, "SQLITE_SYNCHRONOUS", synchronous)  # read by each new connection
+    engine = db.engine(f"sqlite:///{tmp_path / synchronous}.db")
+    db.migrate(engine)
+    store = OutboxStore(engine)
+    writer = OutboxWriter(store)
+
+    async def main() -> None:
+        await writer.submit(row())
+        await writer.close()
+
+    asyncio.run(main())
+    assert writer._on_loop is on_loop and len(store.next_rows("d1", 10)) == 1
 
 
 def test_budget_counts_what_was_taken_since_it_last_read(engine: sqlalchemy.Engine) -> None:
