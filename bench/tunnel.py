@@ -373,6 +373,19 @@ class Bench:
         label = "Lookout tunnel (granian, 1 worker)" + ("" if key == "lookout" else f", {synchronous}")
         return Peer(key, label, port, granian("app.monitoring.standalone:app", port), env, "/monitoring/stats", db_path)
 
+    def lookout_in_reflex_peer(self) -> Peer:
+        """The same tunnel inside the Reflex backend (`reflex run --env prod --backend-only`), behind
+        Reflex's own outer ASGI layers; its database holds Reflex's tables too."""
+        port = free_port()
+        db_path = self.workdir / "lookout_reflex" / "bench.db"
+        db_path.parent.mkdir()
+        env = {"DATABASE_URL": f"sqlite:///{db_path}", "SENTRY_DSN": self.dsn,
+               "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP)}
+        argv = [str(Path(sys.executable).parent / "reflex"), "run", "--env", "prod", "--backend-only",
+                "--backend-host", HOST, "--backend-port", str(port), "--loglevel", "warning"]
+        return Peer("lookout_reflex", "Lookout tunnel in the Reflex backend", port, argv, env,
+                    "/monitoring/stats", db_path)
+
     # Measuring one peer.
 
     def measure(self, peer: Peer) -> Outcome:
@@ -580,7 +593,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--nginx-workers", default="1", help="nginx worker_processes: 1 (default) or auto")
     parser.add_argument("--loadgen", choices=["auto", "python"], default="auto",
                         help="auto: wrk when available; python: bench/loadgen.py")
-    parser.add_argument("--peers", default="nginx,naive,lookout,lookout_full", help="comma-separated subset to run")
+    parser.add_argument("--peers", default="nginx,naive,lookout,lookout_full,lookout_reflex", help="comma-separated subset to run")
     args = parser.parse_args()
     if not (0 < args.seconds <= 600 and 0 <= args.warmup <= 60 and 1 <= args.connections <= 1024):
         parser.error("keep --seconds in (0, 600], --warmup in [0, 60], --connections in [1, 1024]")
@@ -607,6 +620,8 @@ def run(args: argparse.Namespace, workdir: Path, processes: Processes) -> None:
         peers.append(bench.lookout_peer())
     if "lookout_full" in wanted:
         peers.append(bench.lookout_peer("FULL"))
+    if "lookout_reflex" in wanted:
+        peers.append(bench.lookout_in_reflex_peer())
     for peer in peers:
         print(f"  measuring {peer.label} ...", flush=True)
         outcomes[peer.key] = bench.measure(peer)
