@@ -5,6 +5,7 @@ from pathlib import Path
 
 import reflex as rx
 
+from app.monitoring.browser import BrowserMonitoringPlugin
 from app.monitoring.vite_proxy import TunnelProxyPlugin
 
 ROOT = Path(__file__).resolve().parent
@@ -22,6 +23,6 @@ config = rx.Config(
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin(), TunnelProxyPlugin()],
+    plugins=[rx.plugins.RadixThemesPlugin(), TunnelProxyPlugin(), BrowserMonitoringPlugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

@@ -1,13 +1,31 @@
-"""Builds the Reflex app: pages, the tunnel's API routes, start-up tasks."""
+"""Builds the Reflex app: pages, the tunnel's API routes, browser monitoring, start-up tasks."""
+
+import logging
 
 import reflex as rx
 
 from app import routes, startup
-from app.monitoring import pipeline
-from app.pages import home, not_found
+from app.components import error_boundary
+from app.monitoring import browser, pipeline
+from app.pages import home, not_found, try_errors
 
-app = rx.App(api_transformer=pipeline.tunnel.asgi)
+logger = logging.getLogger(__name__)
+
+
+def frontend_exception_handler(exception: Exception) -> None:
+    """Reflex sends browser errors to the backend too; the browser SDK has already reported them."""
+    logger.debug("browser error (reported by the browser SDK): %s", exception)
+
+
+app = rx.App(
+    api_transformer=pipeline.tunnel.asgi,
+    extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
+    frontend_exception_handler=frontend_exception_handler,
+)
+app.app_wraps[error_boundary.APP_WRAP_KEY] = error_boundary.error_boundary
 app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
+app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE)
+app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before the forwarder reads the outbox.
 app.register_lifespan_task(startup.prepare_process)

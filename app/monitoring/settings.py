@@ -102,6 +102,18 @@ class Settings:
     final_span_timeout_ms: int = 30000
     child_span_timeout_ms: int = 15000
     route_load_timeout_ms: int = 3800
+    # Browser errors dropped as noise (spec section 8), as anchored regular expressions matched
+    # against an event's message and each exception's "Type: value" and value, as Sentry does.
+    ignored_errors: tuple[str, ...] = (
+        r"^Script error\.?$",  # a cross-origin script's error, details withheld by the browser
+        r"^Javascript error: Script error\.? on line 0$",
+        r"^ResizeObserver loop completed with undelivered notifications\.?$",
+        r"^ResizeObserver loop limit exceeded$",
+        r"_AutofillCallbackHandler",  # iOS WebView autofill ("Can't find variable: _AutofillCallbackHandler")
+    )
+    # React Router's id for the not-found route (`app.add_page(..., route="404")`): its
+    # transactions are ignored (spec section 9).
+    not_found_route_id: str = "routes/[404]._index"
 
     @property
     def reporting_dsn(self) -> Dsn:

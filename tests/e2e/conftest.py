@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.e2e.app_server import AppServer
+from tests.e2e.captured import Outbox
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -21,11 +22,12 @@ CHROMIUM_FLAGS = [
     "--disable-component-update", "--disable-sync",
 ]
 LOG_DIR = Path(__file__).parent / "logs"
+E2E_DATABASE = "e2e.db"
 
 
 @pytest.fixture(scope="session")
 def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    database = tmp_path_factory.mktemp("db") / "e2e.db"
+    database = tmp_path_factory.mktemp("db") / E2E_DATABASE
     server = AppServer(
         log_path=LOG_DIR / f"app-{time.strftime('%Y%m%d-%H%M%S')}.log",
         # A database of its own: the tests never touch the developer's lookout.db.
@@ -40,6 +42,12 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
             print(f"\napp log kept at {server.log_path}")
         else:
             server.log_path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def outbox(app_server: AppServer) -> Outbox:
+    """What the app's tunnel stored (local mode: every accepted envelope)."""
+    return Outbox(Path(app_server.env["DATABASE_URL"].removeprefix("sqlite:///")))
 
 
 @pytest.fixture(scope="session")

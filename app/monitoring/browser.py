@@ -1,0 +1,111 @@
+"""The browser SDK: `@sentry/react`, configured from the settings and started before hydration.
+
+`browser_config` is the effective configuration: `BrowserMonitoring` (an app wrap) writes it into
+`root.jsx` once, where `browser.js` initialises the SDK with it and renders the same JSON into every
+page (`<script type="application/json" id="lookout-monitoring-config">`). `BrowserMonitoringPlugin`
+replaces Reflex's `entry.client.js` with `entry.client.js` here, which adds React's root error
+callbacks. Nothing in the JavaScript repeats a value of the settings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import reflex as rx
+from reflex_base.plugins.base import Plugin, PreCompileContext
+from reflex_base.utils.imports import ImportVar
+from typing_extensions import Unpack
+
+from app.monitoring.settings import SETTINGS, Settings
+
+SENTRY_REACT = "@sentry/react@11.12.0"
+HERE = Path(__file__).resolve().parent
+INIT_JS = HERE / "browser.js"
+ENTRY_CLIENT_JS = HERE / "entry.client.js"
+CONFIG_ELEMENT_ID = "lookout-monitoring-config"
+# Named imports only: a namespace import defeats tree-shaking (REFLEX-NOTES: 86 KB → 238 KB gzip).
+SENTRY_NAMES = (
+    "init", "browserTracingIntegration", "defaultStackParser", "captureException", "captureMessage",
+    "logger", "lastEventId", "flush", "getClient", "getActiveSpan", "getRootSpan", "spanToJSON",
+    "startBrowserTracingNavigationSpan",
+)
+
+
+def browser_config(settings: Settings) -> dict[str, Any]:
+    """What the browser SDK is initialised with (and what every page shows as JSON)."""
+    return {
+        "dsn": str(settings.reporting_dsn),
+        "tunnel": settings.tunnel_path,
+        "environment": settings.environment,
+        "release": settings.release,
+        "tracesSampleRate": settings.traces_sample_rate,
+        "enableLogs": settings.enable_logs,
+        "debug": settings.debug,
+        "maxBreadcrumbs": settings.max_breadcrumbs,
+        "transportBufferSize": settings.transport_buffer_size,
+        "maxStackFrames": settings.max_stack_frames,
+        "maxStackLineLength": settings.max_stack_line_length,
+        "idleTimeoutMs": settings.idle_span_timeout_ms,
+        "finalTimeoutMs": settings.final_span_timeout_ms,
+        "childSpanTimeoutMs": settings.child_span_timeout_ms,
+        "routeLoadTimeoutMs": settings.route_load_timeout_ms,
+        "ignoreErrors": list(settings.ignored_errors),
+        "notFoundRouteId": settings.not_found_route_id,
+    }
+
+
+def config_json(settings: Settings) -> str:
+    """The configuration as JSON that is safe inside a `<script>` element (no `<`, `>`, `&`)."""
+    text = json.dumps(browser_config(settings), separators=(",", ":"), sort_keys=True)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+def init_code(settings: Settings) -> str:
+    """Module-scope code for `root.jsx`: the configuration, then `browser.js`."""
+    return (
+        f"const LOOKOUT_MONITORING_JSON = {json.dumps(config_json(settings))};\n"
+        "const LOOKOUT_MONITORING = JSON.parse(LOOKOUT_MONITORING_JSON);\n" + INIT_JS.read_text()
+    )
+
+
+class BrowserMonitoring(rx.Component):
+    """The app wrap that starts the SDK; its React component is defined by `browser.js`."""
+
+    tag = "LookoutMonitoring"
+
+    def add_imports(self) -> dict[str, list[ImportVar]]:
+        return {
+            SENTRY_REACT: [ImportVar(tag=name, alias=f"Sentry_{name}") for name in SENTRY_NAMES],
+            "react": [ImportVar(tag="useEffect"), ImportVar(tag="useRef"), ImportVar(tag="Fragment")],
+            "react-router": [ImportVar(tag="useNavigation"), ImportVar(tag="useLocation"), ImportVar(tag="useMatches")],
+            "@emotion/react": [ImportVar(tag="jsx")],
+        }
+
+    def add_custom_code(self) -> list[str]:
+        return [init_code(SETTINGS)]
+
+
+def app_wrap(_stateful: bool) -> rx.Component:
+    return BrowserMonitoring.create()
+
+
+# Just outside Reflex's error boundary (55): the configuration stays on a page showing the fallback.
+APP_WRAP_KEY = (56, "LookoutMonitoring")
+
+
+class BrowserMonitoringPlugin(Plugin):
+    """Writes `.web/app/entry.client.js` (instead of Reflex's own) with React's error callbacks."""
+
+    def provides_entry_client(self) -> bool:
+        return True
+
+    def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
+        from reflex_base import constants
+        from reflex.utils.prerequisites import get_web_dir
+
+        target = get_web_dir() / constants.Embed.ENTRY_PATH
+        context["add_save_task"](lambda: (str(target), ENTRY_CLIENT_JS.read_text()))
