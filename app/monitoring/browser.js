@@ -130,7 +130,12 @@ function LookoutMonitoring({ children }) {
 
   // A navigation starts: React Router is loading the target route's modules.
   useEffect(() => {
-    if (!LOOKOUT_BROWSER || navigation.state === "idle" || !navigation.location) return;
+    if (!LOOKOUT_BROWSER) return;
+    if (navigation.state === "idle" || !navigation.location) {
+      // Loading is over (or was cancelled): no deadline. The span stays for the render effect.
+      if (pending.current) clearTimeout(pending.current.timer);
+      return;
+    }
     const target = lookoutHref(navigation.location);
     if (pending.current && pending.current.target === target) return;
     if (pending.current) clearTimeout(pending.current.timer);
@@ -161,14 +166,13 @@ function LookoutMonitoring({ children }) {
     const firstRender = handledKey.current === null;
     handledKey.current = location.key;
     let span;
-    if (pending.current) {
-      clearTimeout(pending.current.timer);
-      if (pending.current.target === lookoutHref(location)) span = pending.current.span;
-      pending.current = null;
+    if (pending.current && pending.current.target === lookoutHref(location)) {
+      span = pending.current.span; // the navigation we saw start
     } else if (firstRender) {
       span = lookoutRootSpan(); // the page load
     } else {
-      // A navigation that needed nothing loaded (or went back in history) rendered at once.
+      // A navigation that needed nothing loaded (or went back in history) rendered at once; one
+      // still loading elsewhere was abandoned for it (starting this span ends that one).
       const client = Sentry_getClient();
       span = client
         ? Sentry_startBrowserTracingNavigationSpan(client, {
@@ -176,6 +180,10 @@ function LookoutMonitoring({ children }) {
             attributes: { [LOOKOUT_NAME_SOURCE]: "url" },
           })
         : undefined;
+    }
+    if (pending.current) {
+      clearTimeout(pending.current.timer);
+      pending.current = null;
     }
     if (!span) return;
     const match = matches[matches.length - 1];

@@ -241,3 +241,50 @@ def test_route_assets_in_time_mean_no_event_and_a_client_side_navigation(
     page.wait_for_timeout(4000)  # past the 3800 ms deadline
     assert page.evaluate("() => window.lookoutStillHere") is True
     assert not [e for e in outbox.items("event", after) if "did not load within" in " ".join(messages(e))]
+
+
+def test_a_thrown_redirect_is_not_an_error(app_server: AppServer, page: Page, outbox: Outbox) -> None:
+    open_page(page, app_server, "/try")
+    after = outbox.mark()
+    # What React Router's `redirect()` throws: a Response with a 3xx status.
+    page.evaluate("""() => {
+        Promise.reject(new Response(null, { status: 302, headers: { Location: '/' } }));
+        setTimeout(() => { throw new Error('Lookout test: after the redirect'); }, 200);
+    }""")
+    assert len(events_with(outbox, "Lookout test: after the redirect", after)) == 1
+    time.sleep(1)
+    assert [messages(e) for e in outbox.items("event", after)] == [["Lookout test: after the redirect"]]
+
+
+def navigations(outbox: Outbox, after: int) -> list[str]:
+    return [t["transaction"] for t in outbox.items("transaction", after) if t["contexts"]["trace"]["op"] == "navigation"]
+
+
+def test_a_navigation_abandoned_for_a_newer_one_sends_no_transaction(
+    app_server: AppServer, page: Page, outbox: Outbox
+) -> None:
+    open_page(page, app_server, "/")
+    after = outbox.mark()
+    chunk = RouteChunk(page)
+    page.click("#lookout-header a[href='/try']")  # waits for the held module
+    page.wait_for_timeout(500)
+    page.locator("#lookout-header a[href='/']").last.click()  # a newer navigation, to the overview
+    expect(page.locator("#status-panel")).to_be_visible(timeout=10_000)
+    chunk.release()
+    transactions(outbox, after, "navigation", "/")
+    page.wait_for_timeout(1500)
+    assert navigations(outbox, after) == ["/"]
+
+
+def test_a_navigation_left_before_its_route_rendered_sends_no_transaction(
+    app_server: AppServer, page: Page, outbox: Outbox
+) -> None:
+    open_page(page, app_server, "/")
+    after = outbox.mark()
+    RouteChunk(page)  # never released
+    page.click("#lookout-header a[href='/try']")
+    page.wait_for_timeout(500)
+    page.goto(app_server.url + "/try/slow")  # the user leaves with a full page load
+    transactions(outbox, after, "pageload", "/try/slow")
+    page.wait_for_timeout(1500)
+    assert navigations(outbox, after) == []
