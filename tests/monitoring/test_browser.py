@@ -1,0 +1,71 @@
+"""The browser SDK's configuration, generated from the settings, and the files it is written into."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from app.monitoring import browser
+from app.monitoring.settings import Settings
+
+
+def test_the_configuration_carries_the_spec_values_from_the_settings() -> None:
+    settings = Settings.from_env({"SENTRY_ENVIRONMENT": "staging", "SENTRY_RELEASE": "lookout@2"})
+    config = browser.browser_config(settings)
+    assert config["dsn"] == "http://lookout@localhost/1" and config["tunnel"] == "/monitoring"
+    assert (config["environment"], config["release"]) == ("staging", "lookout@2")
+    assert (config["tracesSampleRate"], config["enableLogs"], config["debug"]) == (1.0, True, False)
+    assert (config["maxBreadcrumbs"], config["transportBufferSize"]) == (100, 64)
+    assert (config["maxStackFrames"], config["maxStackLineLength"]) == (50, 1024)
+    assert (config["idleTimeoutMs"], config["finalTimeoutMs"], config["childSpanTimeoutMs"]) == (1000, 30000, 15000)
+    assert config["routeLoadTimeoutMs"] == 3800 and config["notFoundRouteId"] == "routes/[404]._index"
+
+
+def test_a_configured_dsn_and_tunnel_path_reach_the_browser() -> None:
+    settings = Settings.from_env({"SENTRY_DSN": "https://key@o1.ingest.example/7", "LOOKOUT_TUNNEL_PATH": "/t/"})
+    config = browser.browser_config(settings)
+    assert (config["dsn"], config["tunnel"]) == ("https://key@o1.ingest.example/7", "/t")
+
+
+def test_ignore_patterns_drop_exactly_the_noise() -> None:
+    patterns = [re.compile(p) for p in browser.browser_config(Settings.from_env({}))["ignoreErrors"]]
+    noise = [
+        "Script error", "Script error.", "Javascript error: Script error on line 0",
+        "Javascript error: Script error. on line 0", "ResizeObserver loop limit exceeded",
+        "ResizeObserver loop completed with undelivered notifications.",
+        "Can't find variable: _AutofillCallbackHandler",
+    ]
+    real = ["Script error in checkout.js", "TypeError: x is undefined", "ResizeObserver is not defined"]
+    assert all(any(p.search(m) for p in patterns) for m in noise)
+    assert not [m for m in real if any(p.search(m) for p in patterns)]
+
+
+def test_the_json_is_safe_inside_a_script_element() -> None:
+    settings = Settings.from_env({"SENTRY_RELEASE": "</script><script>alert(1)</script>&"})
+    text = browser.config_json(settings)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text)["release"] == "</script><script>alert(1)</script>&"
+
+
+def test_root_code_parses_the_same_json_and_contains_no_setting_of_its_own() -> None:
+    code = browser.init_code(Settings.from_env({}))
+    first_line = code.splitlines()[0]
+    assert first_line == f"const LOOKOUT_MONITORING_JSON = {json.dumps(browser.config_json(Settings.from_env({})))};"
+    script = browser.INIT_JS.read_text()
+    for literal in ("1024", "3800", "15000", "30000", "bufferSize: 64", "maxBreadcrumbs: 100"):
+        assert literal not in script, f"{literal} belongs in the Python settings"
+
+
+def test_the_entry_client_adds_react_root_error_callbacks() -> None:
+    entry = browser.ENTRY_CLIENT_JS.read_text()
+    for callback in ("onCaughtError", "onUncaughtError", "onRecoverableError"):
+        assert f"{callback}: reactErrorHandler()" in entry
+    assert 'from "@sentry/react"' in entry and "hydrateRoot(document, createElement(HydratedRouter)" in entry
+    assert browser.BrowserMonitoringPlugin().provides_entry_client()
+
+
+def test_sentry_is_imported_by_name_at_a_pinned_version() -> None:
+    imports = browser.BrowserMonitoring.create().add_imports()
+    assert browser.SENTRY_REACT == "@sentry/react@11.12.0"
+    assert {var.tag for var in imports[browser.SENTRY_REACT]} == set(browser.SENTRY_NAMES)
+    assert all(var.alias == f"Sentry_{var.tag}" for var in imports[browser.SENTRY_REACT])
