@@ -89,8 +89,8 @@ class BrowserMonitoring(rx.Component):
         return [init_code(SETTINGS)]
 
 
-def app_wrap(_stateful: bool) -> rx.Component:
-    return BrowserMonitoring.create()
+def app_wrap(_stateful: bool) -> rx.Component | None:
+    return BrowserMonitoring.create() if SETTINGS.browser_monitoring else None
 
 
 # Just outside Reflex's error boundary (55): the configuration stays on a page showing the fallback.
@@ -101,9 +101,11 @@ class BrowserMonitoringPlugin(Plugin):
     """Writes `.web/app/entry.client.js` (instead of Reflex's own) with React's error callbacks."""
 
     def provides_entry_client(self) -> bool:
-        return True
+        return SETTINGS.browser_monitoring
 
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
+        if not SETTINGS.browser_monitoring:
+            return
         from reflex_base import constants
         from reflex.utils.prerequisites import get_web_dir
 

@@ -76,6 +76,8 @@ class Settings:
     release: str | None
     tunnel_path: str
     local_dsn: Dsn = Dsn.parse(DEFAULT_LOCAL_DSN)
+    # Whether pages carry the browser SDK (LOOKOUT_BROWSER_MONITORING=off leaves it out).
+    browser_monitoring: bool = True
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -154,7 +156,17 @@ class Settings:
             route_load_timeout_ms=_positive_int(
                 env, "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS", defaults.route_load_timeout_ms
             ),
+            browser_monitoring=_switch(env, "LOOKOUT_BROWSER_MONITORING", defaults.browser_monitoring),
         )
+
+
+def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = env.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text not in ("on", "off", "true", "false", "1", "0"):
+        raise SettingsError(f"{name} {text!r} must be on or off.")
+    return text in ("on", "true", "1")
 
 
 def _words(text: str) -> list[str]:

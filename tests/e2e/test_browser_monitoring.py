@@ -208,14 +208,20 @@ class RouteChunk:
                 route.continue_()
 
 
-def test_route_assets_late_past_the_timeout_mean_a_full_page_load_and_an_event(
-    app_server: AppServer, page: Page, outbox: Outbox
-) -> None:
+def navigate_to_try_with_its_module_held(page: Page, app_server: AppServer, outbox: Outbox) -> tuple[int, RouteChunk]:
+    """From `/`, click "Try it" while its module is held; a marker tells a full page load apart."""
     open_page(page, app_server, "/")
     after = outbox.mark()
     chunk = RouteChunk(page)
     page.evaluate("() => { window.lookoutStillHere = true; }")
     page.click("#lookout-header a[href='/try']")
+    return after, chunk
+
+
+def test_route_assets_late_past_the_timeout_mean_a_full_page_load_and_an_event(
+    app_server: AppServer, page: Page, outbox: Outbox
+) -> None:
+    after, chunk = navigate_to_try_with_its_module_held(page, app_server, outbox)
     # The full page load starts at 3.8 s (the server may add a trailing slash).
     page.wait_for_url(re.compile(r".*/try/?$"), wait_until="commit", timeout=20_000)
     chunk.release()
@@ -229,11 +235,7 @@ def test_route_assets_late_past_the_timeout_mean_a_full_page_load_and_an_event(
 def test_route_assets_in_time_mean_no_event_and_a_client_side_navigation(
     app_server: AppServer, page: Page, outbox: Outbox
 ) -> None:
-    open_page(page, app_server, "/")
-    after = outbox.mark()
-    chunk = RouteChunk(page)
-    page.evaluate("() => { window.lookoutStillHere = true; }")
-    page.click("#lookout-header a[href='/try']")
+    after, chunk = navigate_to_try_with_its_module_held(page, app_server, outbox)
     page.wait_for_timeout(1000)
     assert chunk.held, "the route's module was requested"
     chunk.release()

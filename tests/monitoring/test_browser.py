@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from app.monitoring import browser
-from app.monitoring.settings import Settings
+from app.monitoring.settings import Settings, SettingsError
 
 
 def test_the_configuration_carries_the_spec_values_from_the_settings() -> None:
@@ -69,3 +71,10 @@ def test_sentry_is_imported_by_name_at_a_pinned_version() -> None:
     assert browser.SENTRY_REACT == "@sentry/react@11.12.0"
     assert {var.tag for var in imports[browser.SENTRY_REACT]} == set(browser.SENTRY_NAMES)
     assert all(var.alias == f"Sentry_{var.tag}" for var in imports[browser.SENTRY_REACT])
+
+
+def test_browser_monitoring_can_be_switched_off() -> None:
+    assert Settings.from_env({}).browser_monitoring
+    assert not Settings.from_env({"LOOKOUT_BROWSER_MONITORING": "off"}).browser_monitoring
+    with pytest.raises(SettingsError, match="LOOKOUT_BROWSER_MONITORING 'maybe' must be on or off"):
+        Settings.from_env({"LOOKOUT_BROWSER_MONITORING": "maybe"})
