@@ -82,20 +82,28 @@ def serve(directory: Path) -> Iterator[str]:
         server.shutdown()
 
 
-def load(browser, url: str) -> tuple[float, int, int]:  # noqa: ANN001 (Playwright's Browser)
-    """One cold load of `url`: (ms to interactive, raw bytes, gzip bytes) of what it fetched."""
+def load(browser, url: str) -> tuple[float, int, int, int]:  # noqa: ANN001 (Playwright's Browser)
+    """One cold load of `url`: ms to interactive, then the raw and gzip bytes of what was fetched
+    until then, and the gzip bytes fetched within 2 s after (what is loaded once idle)."""
     context = browser.new_context()
     try:
         page = context.new_page()
         page.add_init_script(MARK_INTERACTIVE)
-        bodies: list[bytes] = []
-        page.on("response", lambda r: bodies.append(r.body()) if r.ok and r.url.startswith(url) and
+        bodies: dict[str, bytes] = {}
+        page.on("response", lambda r: bodies.__setitem__(r.url, r.body()) if r.ok and r.url.startswith(url) and
                 r.request.resource_type in ("document", "script", "stylesheet") else None)
         page.goto(url + "/", wait_until="load")
         page.wait_for_function("() => window.__lookoutInteractiveAt !== undefined", timeout=30_000)
+        page.wait_for_timeout(2000)  # what is fetched once the page is idle
         interactive = float(page.evaluate("() => window.__lookoutInteractiveAt"))
-        page.wait_for_timeout(300)  # late module fetches
-        return interactive, sum(len(b) for b in bodies), sum(len(gzip.compress(b, 9)) for b in bodies)
+        # When each file arrived, by the page's own clock (the document counts as before).
+        arrived = dict(page.evaluate(
+            "() => performance.getEntriesByType('resource').map((e) => [e.name, e.responseEnd])"
+        ))
+        early = [body for name, body in bodies.items() if arrived.get(name, 0.0) <= interactive]
+        late = [body for name, body in bodies.items() if arrived.get(name, 0.0) > interactive]
+        return (interactive, sum(len(b) for b in early), sum(len(gzip.compress(b, 9)) for b in early),
+                sum(len(gzip.compress(b, 9)) for b in late))
     finally:
         context.close()
 
@@ -108,7 +116,7 @@ def main() -> None:
         print("building the front end without and with browser monitoring ...", flush=True)
         builds = {variant: build(variant, Path(tmp)) for variant in ("off", "on")}
         times: dict[str, list[float]] = {"off": [], "on": []}
-        sizes: dict[str, tuple[int, int]] = {}
+        sizes: dict[str, tuple[int, int, int]] = {}
         with serve(builds["off"]) as off_url, serve(builds["on"]) as on_url, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             urls = {"off": off_url, "on": on_url}
@@ -116,22 +124,25 @@ def main() -> None:
                 load(browser, urls[variant])  # warm the server's file cache, not measured
             for _ in range(args.loads):
                 for variant in ("off", "on"):  # alternating, so drift hits both alike
-                    interactive, raw, gz = load(browser, urls[variant])
+                    interactive, raw, gz, later = load(browser, urls[variant])
                     times[variant].append(interactive)
-                    sizes[variant] = (raw, gz)
+                    sizes[variant] = (raw, gz, later)
             browser.close()
     print(f"\nFirst load of / in headless Chromium, {args.loads} cold loads per variant, alternating.\n")
-    print(f"{'variant':<26}{'JS+CSS+HTML raw':>18}{'gzip -9':>12}{'interactive p50':>18}{'p90':>10}")
+    print("Bytes fetched until the page is interactive (raw, gzip -9), then gzip bytes fetched once idle.\n")
+    print(f"{'variant':<22}{'raw':>12}{'gzip':>11}{'once idle':>12}{'interactive p50':>18}{'p90':>10}")
     for variant, label in (("off", "without monitoring"), ("on", "with monitoring")):
-        raw, gz = sizes[variant]
+        raw, gz, later = sizes[variant]
         ordered = sorted(times[variant])
         p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
-        print(f"{label:<26}{raw / 1024:>15.1f} KB{gz / 1024:>9.1f} KB"
+        print(f"{label:<22}{raw / 1024:>9.1f} KB{gz / 1024:>8.1f} KB{later / 1024:>9.1f} KB"
               f"{statistics.median(ordered):>15.1f} ms{p90:>7.1f} ms")
     added = (sizes["on"][1] - sizes["off"][1]) / 1024
+    added_later = (sizes["on"][2] - sizes["off"][2]) / 1024
     ratio = statistics.median(times["on"]) / statistics.median(times["off"])
-    print(f"\nmonitoring adds {added:.1f} KB gzip   (goal ≤ {GOAL_ADDED_GZIP_KB:g} KB: "
+    print(f"\nmonitoring adds {added:.1f} KB gzip before the page is interactive   (goal ≤ {GOAL_ADDED_GZIP_KB:g} KB: "
           f"{'met' if added <= GOAL_ADDED_GZIP_KB else 'NOT met'})")
+    print(f"  and {added_later:.1f} KB gzip once it is idle (the tracing chunk): {added + added_later:.1f} KB in all")
     print(f"interactive with / without = {ratio:.3f}   (goal ≤ {GOAL_RATIO}: {'met' if ratio <= GOAL_RATIO else 'NOT met'})")
 
 

@@ -61,16 +61,6 @@ if (LOOKOUT_BROWSER) {
     ignoreErrors: LOOKOUT_MONITORING.ignoreErrors.map((pattern) => new RegExp(pattern)),
     beforeSend: lookoutBeforeSend,
     beforeSendTransaction: lookoutBeforeSendTransaction,
-    integrations: [
-      Sentry_browserTracingIntegration({
-        // Navigations are started by LookoutMonitoring below, when React Router starts loading
-        // the target route, so their duration includes the route's assets.
-        instrumentNavigation: false,
-        idleTimeout: LOOKOUT_MONITORING.idleTimeoutMs,
-        finalTimeout: LOOKOUT_MONITORING.finalTimeoutMs,
-        childSpanTimeout: LOOKOUT_MONITORING.childSpanTimeoutMs,
-      }),
-    ],
   });
   // Reflex assigns window.onerror and window.onunhandledrejection once it has started, which
   // would replace Sentry's handlers: keep Sentry's and chain whatever is assigned later.
@@ -113,6 +103,44 @@ function lookoutRouteName(match) {
     if (value) name = name.replace(value, key === "*" ? "*" : ":" + key);
   }
   return name;
+}
+
+let lookoutFirstRoute = null; // the route match of the page load, once it has rendered
+
+function lookoutMarkRendered(span, match) {
+  span.updateName(lookoutRouteName(match)); // marks the name "custom": set the source after it
+  span.setAttribute(LOOKOUT_NAME_SOURCE, "route");
+  span.setAttribute("lookout.route_id", match ? match.id : "");
+  span.setAttribute("lookout.rendered", true);
+}
+
+// Tracing is ~40 % of the SDK's bytes and most of its start-up time (~40 of ~50 ms here), so it is
+// a chunk of its own (lookout_tracing.js, written by BrowserMonitoringPlugin), loaded once the page
+// is interactive. Its page-load span still starts when the navigation started (the time origin).
+function lookoutStartTracing() {
+  // Called once the first route has rendered (the page is interactive): load it when the
+  // browser is next idle (2 s at the latest), out of hydration's way.
+  if (window.requestIdleCallback) window.requestIdleCallback(lookoutLoadTracing, { timeout: 2000 });
+  else setTimeout(lookoutLoadTracing, 1);
+}
+
+function lookoutLoadTracing() {
+  import("$/app/lookout_tracing.js").then(({ browserTracingIntegration }) => {
+    const client = Sentry_getClient();
+    if (!client) return;
+    client.addIntegration(
+      browserTracingIntegration({
+        // Navigations are started by LookoutMonitoring below, when React Router starts loading
+        // the target route, so their duration includes the route's assets.
+        instrumentNavigation: false,
+        idleTimeout: LOOKOUT_MONITORING.idleTimeoutMs,
+        finalTimeout: LOOKOUT_MONITORING.finalTimeoutMs,
+        childSpanTimeout: LOOKOUT_MONITORING.childSpanTimeoutMs,
+      }),
+    );
+    const pageload = lookoutRootSpan(); // the first route has rendered by now: name it after it
+    if (pageload && lookoutFirstRoute) lookoutMarkRendered(pageload, lookoutFirstRoute);
+  });
 }
 
 function lookoutRootSpan() {
@@ -169,7 +197,9 @@ function LookoutMonitoring({ children }) {
     if (pending.current && pending.current.target === lookoutHref(location)) {
       span = pending.current.span; // the navigation we saw start
     } else if (firstRender) {
-      span = lookoutRootSpan(); // the page load
+      lookoutFirstRoute = matches[matches.length - 1] || null;
+      lookoutStartTracing(); // its page-load span is named when it arrives
+      return;
     } else {
       // A navigation that needed nothing loaded (or went back in history) rendered at once; one
       // still loading elsewhere was abandoned for it (starting this span ends that one).
@@ -185,12 +215,7 @@ function LookoutMonitoring({ children }) {
       clearTimeout(pending.current.timer);
       pending.current = null;
     }
-    if (!span) return;
-    const match = matches[matches.length - 1];
-    span.updateName(lookoutRouteName(match)); // marks the name "custom": set the source after it
-    span.setAttribute(LOOKOUT_NAME_SOURCE, "route");
-    span.setAttribute("lookout.route_id", match ? match.id : "");
-    span.setAttribute("lookout.rendered", true);
+    if (span) lookoutMarkRendered(span, matches[matches.length - 1]);
   }, [location.key]);
 
   return jsx(

@@ -78,3 +78,9 @@ def test_browser_monitoring_can_be_switched_off() -> None:
     assert not Settings.from_env({"LOOKOUT_BROWSER_MONITORING": "off"}).browser_monitoring
     with pytest.raises(SettingsError, match="LOOKOUT_BROWSER_MONITORING 'maybe' must be on or off"):
         Settings.from_env({"LOOKOUT_BROWSER_MONITORING": "maybe"})
+
+
+def test_tracing_is_a_chunk_of_its_own_loaded_by_the_page_after_start_up() -> None:
+    assert "browserTracingIntegration" not in browser.SENTRY_NAMES  # kept out of root.jsx
+    assert browser.TRACING_JS.strip() == 'export { browserTracingIntegration } from "@sentry/react";'
+    assert f'import("$/{browser.TRACING_MODULE}")' in browser.INIT_JS.read_text()
