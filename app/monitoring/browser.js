@@ -88,6 +88,7 @@ if (LOOKOUT_BROWSER) {
     lastEventId: Sentry_lastEventId,
     flush: Sentry_flush,
     config: LOOKOUT_MONITORING,
+    tracing: false, // true once the tracing chunk has arrived (after the first idle moment)
   };
 }
 
@@ -106,6 +107,9 @@ function lookoutRouteName(match) {
 }
 
 let lookoutFirstRoute = null; // the route match of the page load, once it has rendered
+// Sentry's startBrowserTracingNavigationSpan, once tracing has arrived (imported from the tracing
+// chunk: importing it here would put the whole tracing module back into root.jsx's chunk).
+let lookoutStartNavigationSpan = () => undefined;
 
 function lookoutMarkRendered(span, match) {
   span.updateName(lookoutRouteName(match)); // marks the name "custom": set the source after it
@@ -125,9 +129,10 @@ function lookoutStartTracing() {
 }
 
 function lookoutLoadTracing() {
-  import("$/app/lookout_tracing.js").then(({ browserTracingIntegration }) => {
+  import("$/app/lookout_tracing.js").then(({ browserTracingIntegration, startBrowserTracingNavigationSpan }) => {
     const client = Sentry_getClient();
     if (!client) return;
+    lookoutStartNavigationSpan = startBrowserTracingNavigationSpan;
     client.addIntegration(
       browserTracingIntegration({
         // Navigations are started by LookoutMonitoring below, when React Router starts loading
@@ -140,6 +145,7 @@ function lookoutLoadTracing() {
     );
     const pageload = lookoutRootSpan(); // the first route has rendered by now: name it after it
     if (pageload && lookoutFirstRoute) lookoutMarkRendered(pageload, lookoutFirstRoute);
+    window.lookout.tracing = true; // navigations from now on are traced
   });
 }
 
@@ -170,7 +176,7 @@ function LookoutMonitoring({ children }) {
     const client = Sentry_getClient();
     // Starting a navigation ends the previous one, which never rendered: it is dropped.
     const span = client
-      ? Sentry_startBrowserTracingNavigationSpan(client, {
+      ? lookoutStartNavigationSpan(client, {
           name: navigation.location.pathname,
           attributes: { [LOOKOUT_NAME_SOURCE]: "url" },
         })
@@ -205,7 +211,7 @@ function LookoutMonitoring({ children }) {
       // still loading elsewhere was abandoned for it (starting this span ends that one).
       const client = Sentry_getClient();
       span = client
-        ? Sentry_startBrowserTracingNavigationSpan(client, {
+        ? lookoutStartNavigationSpan(client, {
             name: location.pathname,
             attributes: { [LOOKOUT_NAME_SOURCE]: "url" },
           })

@@ -24,16 +24,16 @@ SENTRY_REACT = "@sentry/react@11.12.0"
 HERE = Path(__file__).resolve().parent
 INIT_JS = HERE / "browser.js"
 ENTRY_CLIENT_JS = HERE / "entry.client.js"
-# The tracing integration, re-exported alone so that the bundler gives it a chunk of its own
-# (loaded after start-up by browser.js) holding only what it needs.
+# Tracing, re-exported alone so that the bundler gives it a chunk of its own (loaded after start-up
+# by browser.js) holding only what it needs. Nothing of Sentry's tracing module may be imported by
+# root.jsx itself, or the whole module would load with it.
 TRACING_MODULE = "app/lookout_tracing.js"
-TRACING_JS = 'export { browserTracingIntegration } from "@sentry/react";\n'
+TRACING_JS = 'export { browserTracingIntegration, startBrowserTracingNavigationSpan } from "@sentry/react";\n'
 CONFIG_ELEMENT_ID = "lookout-monitoring-config"
 # Named imports only: a namespace import defeats tree-shaking (REFLEX-NOTES: 86 KB → 238 KB gzip).
 SENTRY_NAMES = (
     "init", "defaultStackParser", "captureException", "captureMessage",
     "logger", "lastEventId", "flush", "getClient", "getActiveSpan", "getRootSpan", "spanToJSON",
-    "startBrowserTracingNavigationSpan",
 )
 
 

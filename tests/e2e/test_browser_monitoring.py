@@ -23,8 +23,10 @@ CONFIG = browser_config(Settings.from_env({}))  # the e2e server runs with the d
 
 
 def open_page(page: Page, app_server: AppServer, path: str = "/") -> None:
+    """Open `path` and wait until the SDK runs, the page rendered and tracing (loaded when the
+    browser is first idle) has arrived, so that navigations from here on are traced."""
     page.goto(app_server.url + path)
-    page.wait_for_function("() => window.lookout !== undefined && !!document.querySelector('#page-title')")
+    page.wait_for_function("() => window.lookout?.tracing === true && !!document.querySelector('#page-title')")
 
 
 def events_with(outbox: Outbox, text: str, after: int, timeout: float = 15) -> list[dict]:
