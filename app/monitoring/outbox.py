@@ -1,8 +1,8 @@
 """The durable outbox: envelopes are committed here before the tunnel answers 200.
 
 `OutboxStore` is the table's synchronous API (one short transaction per call). `OutboxWriter`
-batches concurrent inserts into one transaction (group commit) on a thread of its own, so many
-browsers posting at once cost one fsync, not one each.
+batches concurrent inserts into one transaction (group commit), on the event loop or on a thread
+of its own, so many browsers posting at once cost one commit, not one each.
 """
 
 from __future__ import annotations
@@ -199,18 +199,11 @@ class OutboxWriter:
         await done
 
     def _commits_skip_the_disk(self) -> bool:
+        """Asked before the writer opens its own connection, whose settings depend on the answer."""
         if not self._sqlite:
             return False
-        error = self._commit([])  # opens the connection
-        if error is not None:
-            return False
-        assert self._connection is not None
-        cursor = self._connection.cursor()
-        try:
-            level = cursor.execute("PRAGMA synchronous").fetchone()[0]
-        finally:
-            cursor.close()
-        return int(level) <= 1  # OFF or NORMAL
+        with self.store.engine.connect() as connection:
+            return int(connection.exec_driver_sql("PRAGMA synchronous").scalar_one()) <= 1  # OFF or NORMAL
 
     async def _commit_on_loop(self) -> None:
         while self._waiting:
@@ -223,12 +216,11 @@ class OutboxWriter:
             _settle(batch, self._commit(batch))
 
     def _commit(self, batch: list[Waiter]) -> Exception | None:
-        """Commit `batch` (an empty one just connects); the error, if any, is every row's."""
+        """Commit `batch`; the error, if any, is every row's."""
         try:
             if self._connection is None:
                 self._connection = self._connect()
-            if batch:
-                self.store.add_many([row for row, _ in batch], self._connection)
+            self.store.add_many([row for row, _ in batch], self._connection)
         except Exception as exc:  # nothing of the batch is stored
             _discard(self._connection)  # a broken connection is not reused
             self._connection = None

@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
+from app.monitoring.outbox import LOCAL, LOOP_BUSY_TIMEOUT_MS, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
 
 
 def row(dsn: str = "d1", status: str = PENDING, body: bytes = b"envelope", **extra: object) -> dict[str, object]:
@@ -102,12 +102,17 @@ def test_commits_wait_on_a_thread_only_when_they_wait_for_the_disk(
     store = OutboxStore(engine)
     writer = OutboxWriter(store)
 
-    async def main() -> None:
+    async def main() -> int:
         await writer.submit(row())
+        assert writer._connection is not None
+        busy_timeout = writer._connection.cursor().execute("PRAGMA busy_timeout").fetchone()[0]
         await writer.close()
+        return busy_timeout
 
-    asyncio.run(main())
+    busy_timeout = asyncio.run(main())
     assert writer._on_loop is on_loop and len(store.next_rows("d1", 10)) == 1
+    # A commit on the loop gives up on a lock after 100 ms; on a thread it may wait (db.py: 10 s).
+    assert busy_timeout == (LOOP_BUSY_TIMEOUT_MS if on_loop else 10_000)
 
 
 def test_budget_counts_what_was_taken_since_it_last_read(engine: sqlalchemy.Engine) -> None:
