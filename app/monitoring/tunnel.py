@@ -12,6 +12,7 @@ stored and nothing is sent upstream unless every check passed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -109,6 +110,23 @@ async def respond(send: Send, status: int, body: bytes, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": body})
 
 
+async def serve_lifespan(
+    receive: Receive, send: Send, *tasks: Callable[[], contextlib.AbstractAsyncContextManager[None]]
+) -> None:
+    """ASGI's lifespan protocol: enter `tasks` in order at start-up, leave them at shutdown."""
+    async with contextlib.AsyncExitStack() as running:
+        while (message := await receive())["type"] != "lifespan.shutdown":
+            if message["type"] == "lifespan.startup":
+                for task in tasks:
+                    await running.enter_async_context(task())
+                await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
+
+
+def _forbidden_origin() -> Refused:
+    return Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
+
+
 def _encoded(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
 
@@ -150,9 +168,7 @@ class Tunnel:
             elif scope["type"] == "http":
                 await respond(send, 404, b'{"detail":"Not Found"}')
             elif scope["type"] == "lifespan":  # nothing to start: a test client's lifespan
-                while (message := await receive())["type"] != "lifespan.shutdown":
-                    await send({"type": "lifespan.startup.complete"})
-                await send({"type": "lifespan.shutdown.complete"})
+                await serve_lifespan(receive, send)
 
         return serve
 
@@ -166,8 +182,7 @@ class Tunnel:
             return await self.post(request, receive, send)
         if method == "OPTIONS":
             if not self._origin_allowed(request):
-                refused = Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
-                return await _refuse(send, refused)
+                return await _refuse(send, _forbidden_origin())
             await send({"type": "http.response.start", "status": 204, "headers": self._cors(request)})
             return await send({"type": "http.response.body", "body": b""})
         return await _method_not_allowed(send, b"POST, OPTIONS")
@@ -207,7 +222,7 @@ class Tunnel:
     async def accept(self, request: Request, receive: Receive) -> tuple[str | None, str]:
         """Validate and store one envelope: (its event id, its DSN), or `Refused` saying why not."""
         if not self._origin_allowed(request):
-            raise Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
+            raise _forbidden_origin()
         raw = await read_body(receive, request.content_length, self.settings.max_request_bytes)
         encoding = request.content_encoding
         try:
