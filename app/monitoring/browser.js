@@ -149,6 +149,14 @@ function lookoutLoadTracing() {
   });
 }
 
+// A navigation span named after the URL until its route renders (undefined before tracing arrives).
+function lookoutStartNavigation(pathname) {
+  const client = Sentry_getClient();
+  return client
+    ? lookoutStartNavigationSpan(client, { name: pathname, attributes: { [LOOKOUT_NAME_SOURCE]: "url" } })
+    : undefined;
+}
+
 function lookoutRootSpan() {
   const span = Sentry_getActiveSpan();
   return span ? Sentry_getRootSpan(span) : undefined;
@@ -173,14 +181,8 @@ function LookoutMonitoring({ children }) {
     const target = lookoutHref(navigation.location);
     if (pending.current && pending.current.target === target) return;
     if (pending.current) clearTimeout(pending.current.timer);
-    const client = Sentry_getClient();
     // Starting a navigation ends the previous one, which never rendered: it is dropped.
-    const span = client
-      ? lookoutStartNavigationSpan(client, {
-          name: navigation.location.pathname,
-          attributes: { [LOOKOUT_NAME_SOURCE]: "url" },
-        })
-      : undefined;
+    const span = lookoutStartNavigation(navigation.location.pathname);
     const timer = setTimeout(() => {
       const ms = LOOKOUT_MONITORING.routeLoadTimeoutMs;
       Sentry_captureMessage(`Route assets for ${navigation.location.pathname} did not load within ${ms} ms`, {
@@ -209,13 +211,7 @@ function LookoutMonitoring({ children }) {
     } else {
       // A navigation that needed nothing loaded (or went back in history) rendered at once; one
       // still loading elsewhere was abandoned for it (starting this span ends that one).
-      const client = Sentry_getClient();
-      span = client
-        ? lookoutStartNavigationSpan(client, {
-            name: location.pathname,
-            attributes: { [LOOKOUT_NAME_SOURCE]: "url" },
-          })
-        : undefined;
+      span = lookoutStartNavigation(location.pathname);
     }
     if (pending.current) {
       clearTimeout(pending.current.timer);
@@ -229,7 +225,7 @@ function LookoutMonitoring({ children }) {
     {},
     jsx("script", {
       type: "application/json",
-      id: "lookout-monitoring-config",
+      id: LOOKOUT_CONFIG_ELEMENT_ID,
       dangerouslySetInnerHTML: { __html: LOOKOUT_MONITORING_JSON },
     }),
     children,

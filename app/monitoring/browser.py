@@ -72,7 +72,8 @@ def init_code(settings: Settings) -> str:
     """Module-scope code for `root.jsx`: the configuration, then `browser.js`."""
     return (
         f"const LOOKOUT_MONITORING_JSON = {json.dumps(config_json(settings))};\n"
-        "const LOOKOUT_MONITORING = JSON.parse(LOOKOUT_MONITORING_JSON);\n" + INIT_JS.read_text()
+        "const LOOKOUT_MONITORING = JSON.parse(LOOKOUT_MONITORING_JSON);\n"
+        f"const LOOKOUT_CONFIG_ELEMENT_ID = {json.dumps(CONFIG_ELEMENT_ID)};\n" + INIT_JS.read_text()
     )
 
 

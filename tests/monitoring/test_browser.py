@@ -54,7 +54,8 @@ def test_root_code_parses_the_same_json_and_contains_no_setting_of_its_own() -> 
     first_line = code.splitlines()[0]
     assert first_line == f"const LOOKOUT_MONITORING_JSON = {json.dumps(browser.config_json(Settings.from_env({})))};"
     script = browser.INIT_JS.read_text()
-    for literal in ("1024", "3800", "15000", "30000", "bufferSize: 64", "maxBreadcrumbs: 100"):
+    assert f"const LOOKOUT_CONFIG_ELEMENT_ID = {json.dumps(browser.CONFIG_ELEMENT_ID)};" in code
+    for literal in ("1024", "3800", "15000", "30000", "bufferSize: 64", "maxBreadcrumbs: 100", browser.CONFIG_ELEMENT_ID):
         assert literal not in script, f"{literal} belongs in the Python settings"
 
 
