@@ -26,6 +26,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -34,12 +35,11 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+
 REFLEX = ROOT / ".venv" / "bin" / "reflex"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
 GOAL_ADDED_GZIP_KB, GOAL_RATIO = 45.0, 1.05
 # Runs before the page's scripts: note when Reflex's providers mount (they set window.__reflex).
 MARK_INTERACTIVE = """

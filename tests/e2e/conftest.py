@@ -14,13 +14,9 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.e2e.app_server import AppServer
+from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.captured import Outbox
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
 LOG_DIR = Path(__file__).parent / "logs"
 E2E_DATABASE = "e2e.db"
 
