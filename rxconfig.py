@@ -6,7 +6,7 @@ from pathlib import Path
 import reflex as rx
 
 from app.monitoring.browser import BrowserMonitoringPlugin
-from app.monitoring.vite_proxy import TunnelProxyPlugin
+from app.monitoring.vite_config import ViteConfigPlugin
 
 ROOT = Path(__file__).resolve().parent
 # SQLite lives in a hidden folder: dev-mode hot reload watches the project's visible files, and
@@ -23,6 +23,6 @@ config = rx.Config(
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin(), TunnelProxyPlugin(), BrowserMonitoringPlugin()],
+    plugins=[rx.plugins.RadixThemesPlugin(), ViteConfigPlugin(), BrowserMonitoringPlugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

@@ -87,6 +87,7 @@ if (LOOKOUT_BROWSER) {
     logger: Sentry_logger,
     lastEventId: Sentry_lastEventId,
     flush: Sentry_flush,
+    reactErrorHandler: Sentry_reactErrorHandler(), // React's root error callbacks (entry.client.js)
     config: LOOKOUT_MONITORING,
     tracing: false, // true once the tracing chunk has arrived (after the first idle moment)
   };

@@ -34,6 +34,7 @@ CONFIG_ELEMENT_ID = "lookout-monitoring-config"
 SENTRY_NAMES = (
     "init", "defaultStackParser", "captureException", "captureMessage",
     "logger", "lastEventId", "flush", "getClient", "getActiveSpan", "getRootSpan", "spanToJSON",
+    "reactErrorHandler",
 )
 
 

@@ -62,8 +62,12 @@ def test_root_code_parses_the_same_json_and_contains_no_setting_of_its_own() -> 
 def test_the_entry_client_adds_react_root_error_callbacks() -> None:
     entry = browser.ENTRY_CLIENT_JS.read_text()
     for callback in ("onCaughtError", "onUncaughtError", "onRecoverableError"):
-        assert f"{callback}: reactErrorHandler()" in entry
-    assert 'from "@sentry/react"' in entry and "hydrateRoot(document, createElement(HydratedRouter)" in entry
+        assert f"{callback}: lookoutReactError," in entry
+    # Sentry's handler comes from window.lookout (set up by browser.js before hydration), so that
+    # this file imports nothing of Sentry's: a shared chunk would be fetched before interactive.
+    assert "window.lookout.reactErrorHandler(error, errorInfo)" in entry and "@sentry" not in entry
+    assert "reactErrorHandler: Sentry_reactErrorHandler()" in browser.INIT_JS.read_text()
+    assert "hydrateRoot(document, createElement(HydratedRouter)" in entry
     assert browser.BrowserMonitoringPlugin().provides_entry_client()
 
 
