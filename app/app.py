@@ -6,7 +6,7 @@ import reflex as rx
 
 from app import routes, startup
 from app.components import error_boundary
-from app.monitoring import browser, pipeline
+from app.monitoring import browser, event_errors, pipeline
 from app.pages import home, not_found, try_errors
 
 logger = logging.getLogger(__name__)
@@ -21,12 +21,14 @@ app = rx.App(
     api_transformer=pipeline.tunnel.asgi,
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     frontend_exception_handler=frontend_exception_handler,
+    backend_exception_handler=event_errors.backend_exception_handler,
 )
 app.app_wraps[error_boundary.APP_WRAP_KEY] = error_boundary.error_boundary
 app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
 app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE)
 app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
-# In order: the schema must be current before the forwarder reads the outbox.
+# In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)
+app.register_lifespan_task(pipeline.run_server_sdk)
 app.register_lifespan_task(pipeline.run_forwarder)

@@ -129,8 +129,23 @@ function lookoutStartTracing() {
   else setTimeout(lookoutLoadTracing, 1);
 }
 
+// Reflex's hook for each event the page sends to the backend: a span for it (a child of the open
+// page load or navigation, else a transaction of its own), whose W3C traceparent rides on the
+// event; the backend's transaction for the event continues that trace (event_tracing.py).
+function lookoutTraceEvents({ startInactiveSpan, getTraceData }) {
+  window.__reflex_otel = Object.assign(window.__reflex_otel || {}, {
+    onEventSend(event) {
+      const span = startInactiveSpan({ name: event.name, op: "ui.reflex.event" });
+      const { traceparent } = getTraceData({ span, propagateTraceparent: true });
+      if (traceparent) event.traceparent = traceparent;
+      span.end();
+    },
+  });
+}
+
 function lookoutLoadTracing() {
-  import("$/app/lookout_tracing.js").then(({ browserTracingIntegration, startBrowserTracingNavigationSpan }) => {
+  import("$/app/lookout_tracing.js").then((tracing) => {
+    const { browserTracingIntegration, startBrowserTracingNavigationSpan } = tracing;
     const client = Sentry_getClient();
     if (!client) return;
     lookoutStartNavigationSpan = startBrowserTracingNavigationSpan;
@@ -147,6 +162,7 @@ function lookoutLoadTracing() {
     const pageload = lookoutRootSpan(); // the first route has rendered by now: name it after it
     if (pageload && lookoutFirstRoute) lookoutMarkRendered(pageload, lookoutFirstRoute);
     window.lookout.tracing = true; // navigations from now on are traced
+    lookoutTraceEvents(tracing);
   });
 }
 

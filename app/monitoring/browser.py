@@ -28,7 +28,10 @@ ENTRY_CLIENT_JS = HERE / "entry.client.js"
 # by browser.js) holding only what it needs. Nothing of Sentry's tracing module may be imported by
 # root.jsx itself, or the whole module would load with it.
 TRACING_MODULE = "app/lookout_tracing.js"
-TRACING_JS = 'export { browserTracingIntegration, startBrowserTracingNavigationSpan } from "@sentry/react";\n'
+TRACING_JS = (
+    "export { browserTracingIntegration, startBrowserTracingNavigationSpan, startInactiveSpan, getTraceData }"
+    ' from "@sentry/react";\n'
+)
 CONFIG_ELEMENT_ID = "lookout-monitoring-config"
 # Named imports only: a namespace import defeats tree-shaking (REFLEX-NOTES: 86 KB → 238 KB gzip).
 SENTRY_NAMES = (

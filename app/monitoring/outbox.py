@@ -12,6 +12,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -339,11 +340,22 @@ class OutboxBudget:
         self._read_at = float("-inf")
 
     async def has_room(self, size: int) -> bool:
-        loop = asyncio.get_running_loop()
-        if loop.time() - self._read_at > self.refresh_s:
-            self._read_at = loop.time()
+        if self._stale():
             self._used = await anyio.to_thread.run_sync(self._disk_bytes)
         return self._used + size <= self.max_bytes
+
+    def has_room_blocking(self, size: int) -> bool:
+        """`has_room` for a thread that may wait on the database (the server SDK's transport)."""
+        if self._stale():
+            self._used = self._disk_bytes()
+        return self._used + size <= self.max_bytes
+
+    def _stale(self) -> bool:
+        now = time.monotonic()
+        if now - self._read_at <= self.refresh_s:
+            return False
+        self._read_at = now
+        return True
 
     def _disk_bytes(self) -> int:
         # The WAL counts too: it grows while the writer never pauses (see `_Checkpointer`).

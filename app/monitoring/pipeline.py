@@ -1,7 +1,7 @@
 """The reporting pipeline of this backend process, built once from the settings.
 
     browser SDK ──POST──▶ tunnel ──commit──▶ outbox (SQL) ──forwarder──▶ Sentry
-                                                  └── status "local" when no SENTRY_DSN (inbox)
+    server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN (inbox)
 """
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+import sentry_sdk
+
 from app import db
+from app.monitoring import server
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.ratelimits import RateLimits
@@ -33,13 +36,33 @@ tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_forwarder)
 
 
 @contextlib.asynccontextmanager
+async def run_server_sdk() -> AsyncIterator[None]:
+    """Lifespan task: sentry-sdk for this process, its envelopes committed to the outbox; what is
+    still queued when the process stops is committed before it exits."""
+    loop = asyncio.get_running_loop()
+
+    def committed(dsn: str) -> None:  # on the transport's thread
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the next start delivers it
+            loop.call_soon_threadsafe(_wake_forwarder, dsn)
+
+    transport = server.start(SETTINGS, store, on_commit=committed)
+    try:
+        yield
+    finally:
+        if transport is not None:
+            await asyncio.to_thread(sentry_sdk.flush, 5.0)
+
+
+@contextlib.asynccontextmanager
 async def run_forwarder() -> AsyncIterator[None]:
     """Lifespan task: deliver the outbox while the backend runs (only when a DSN is set)."""
     global forwarder
     task = None
     if SETTINGS.dsn is not None:
         forwarder = Forwarder(store, SETTINGS, limits, stats, intake_busy=tunnel.busy)
-        task = asyncio.create_task(forwarder.run(), name="lookout-forwarder")
+        # A scope of its own: its HTTP requests and queries must not become other events' breadcrumbs.
+        with sentry_sdk.isolation_scope():
+            task = asyncio.create_task(forwarder.run(), name="lookout-forwarder")
     try:
         yield
     finally:

@@ -6,6 +6,7 @@ tunnel are all built from `SETTINGS`. Nothing here is repeated by hand anywhere 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,6 +79,11 @@ class Settings:
     local_dsn: Dsn = Dsn.parse(DEFAULT_LOCAL_DSN)
     # Whether pages carry the browser SDK (LOOKOUT_BROWSER_MONITORING=off leaves it out).
     browser_monitoring: bool = True
+    # Whether the backend process reports with sentry-sdk (LOOKOUT_SERVER_MONITORING=off: it does not).
+    server_monitoring: bool = True
+    # Python logging records at this level and above become Sentry logs and breadcrumbs
+    # (LOOKOUT_LOG_LEVEL); ERROR and above also become error events, as sentry-sdk does by default.
+    log_level: int = logging.INFO
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -157,6 +163,8 @@ class Settings:
                 env, "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS", defaults.route_load_timeout_ms
             ),
             browser_monitoring=_switch(env, "LOOKOUT_BROWSER_MONITORING", defaults.browser_monitoring),
+            server_monitoring=_switch(env, "LOOKOUT_SERVER_MONITORING", defaults.server_monitoring),
+            log_level=_log_level(env, "LOOKOUT_LOG_LEVEL", defaults.log_level),
         )
 
 
@@ -167,6 +175,18 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     if text not in ("on", "off", "true", "false", "1", "0"):
         raise SettingsError(f"{name} {text!r} must be on or off.")
     return text in ("on", "true", "1")
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "").strip().upper()
+    if not text:
+        return default
+    if text not in LOG_LEVELS:
+        raise SettingsError(f"{name} {text!r} must be one of {', '.join(LOG_LEVELS)}.")
+    return logging.getLevelName(text)
 
 
 def _words(text: str) -> list[str]:

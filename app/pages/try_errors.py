@@ -1,11 +1,18 @@
-"""`/try`: trigger each way an error reaches Lookout from the browser, and see it confirmed."""
+"""`/try`: trigger each way an error, a log line or a trace reaches Lookout, from the browser and
+from the backend, and see it confirmed."""
 
 import asyncio
+import logging
+import time
 
+import httpx
 import reflex as rx
+import sqlalchemy
 
-from app import routes
+from app import db, routes
 from app.components.layout import layout
+
+logger = logging.getLogger(__name__)
 
 TITLE = "Try it · Lookout"
 SLOW_TITLE = "A slow page · Lookout"
@@ -35,6 +42,30 @@ class TryState(rx.State):
         self.confirmation = f"{label}: sent as event {event_id}." if event_id else f"{label}: sent."
 
     @rx.event
+    def raise_error(self) -> None:
+        """A backend event handler that fails: reported once, and the user sees a toast."""
+        raise RuntimeError("Lookout try: a backend error")
+
+    @rx.event
+    def write_log(self) -> None:
+        logger.info("Lookout try: a backend log line (%s)", "from an event handler")
+        self.confirmation = "Backend log line: written (a Sentry log and a breadcrumb)."
+
+    @rx.event
+    async def slow_work(self) -> None:
+        """A traced handler with a database query and an outbound HTTP request (to this backend)."""
+        started = time.perf_counter()
+        with db.engine().connect() as connection:
+            rows = connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
+        async with httpx.AsyncClient(timeout=5.0) as client:
+            answer = await client.get(_ping_url())
+        await asyncio.sleep(0.3)
+        took = (time.perf_counter() - started) * 1000
+        self.confirmation = (
+            f"Slow handler: done in {took:.0f} ms (outbox rows: {rows}; backend answered {answer.status_code})."
+        )
+
+    @rx.event
     async def break_rendering(self):
         """Render the bomb once; disarm it so that the error page's retry button brings the page back."""
         self.bomb_armed = True
@@ -58,6 +89,13 @@ class RenderBomb(rx.Component):
         ]
 
 
+def _ping_url() -> str:
+    """Reflex's own health route on this backend: a real outbound request for the trace."""
+    from reflex_base.config import get_config
+
+    return get_config().api_url.rstrip("/") + "/ping"
+
+
 def case_button(element_id: str, label: str, javascript: str) -> rx.Component:
     return rx.button(
         label,
@@ -76,6 +114,15 @@ def page() -> rx.Component:
             *[case_button(*case) for case in CASES],
             rx.button("Break rendering", id="try-render", on_click=TryState.break_rendering, color_scheme="red"),
             rx.link(rx.button("Open a slow page", variant="outline"), href=routes.TRY_SLOW, id="try-slow"),
+            wrap="wrap",
+            spacing="3",
+        ),
+        rx.heading("In the backend", size="4"),
+        rx.text("Event handlers on the server: their errors, log lines and traces join the browser's."),
+        rx.flex(
+            rx.button("Fail in an event handler", id="try-backend-raise", on_click=TryState.raise_error, color_scheme="red"),
+            rx.button("Log from an event handler", id="try-backend-log", on_click=TryState.write_log),
+            rx.button("Run a slow handler", id="try-backend-slow", on_click=TryState.slow_work),
             wrap="wrap",
             spacing="3",
         ),

@@ -40,7 +40,7 @@ class Outbox:
             rows = connection.execute(
                 "select body, content_encoding from outbox where id > ? order by id", (after,)
             ).fetchall()
-        return [_parse(encodings.decode(body, encoding, 100 * 2**20)) for body, encoding in rows]
+        return [parse_envelope(encodings.decode(body, encoding, 100 * 2**20)) for body, encoding in rows]
 
     def items(self, item_type: str, after: int = 0) -> list[Any]:
         return [payload for captured in self.envelopes(after) for payload in captured.payloads(item_type)]
@@ -55,7 +55,7 @@ class Outbox:
             time.sleep(0.2)
 
 
-def _parse(body: bytes) -> Captured:
+def parse_envelope(body: bytes) -> Captured:
     parsed = envelope.parse(body, 100 * 2**20)
     items = []
     for item in parsed.items:

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import sentry_sdk
 import sqlalchemy
+from sentry_sdk.envelope import Envelope
+from sentry_sdk.transport import Transport
 
 from app import db
 from app.monitoring.forwarder import Forwarder
@@ -99,3 +102,29 @@ async def until(condition, timeout: float = 15) -> None:
 async def accepted(upstream: Upstream, count: int, timeout: float = 15) -> list:
     await until(lambda: len(upstream.accepted) >= count, timeout)
     return upstream.accepted
+
+
+class CapturingTransport(Transport):
+    """Keeps every envelope sentry-sdk hands over (as sentry-sdk's own test-suite does)."""
+
+    def __init__(self, options: dict | None = None) -> None:
+        super().__init__(options)
+        self.envelopes: list[Envelope] = []
+
+    def capture_envelope(self, envelope: Envelope) -> None:
+        self.envelopes.append(envelope)
+
+    def items(self, item_type: str) -> list[dict]:
+        return [item.payload.json for envelope in self.envelopes for item in envelope.items if item.type == item_type]
+
+
+@pytest.fixture
+def sentry_init() -> Iterator:
+    """sentry_init(**options) → sentry-sdk started for this test (closed after it)."""
+
+    def init(**options: object) -> None:
+        sentry_sdk.init(**options)
+
+    yield init
+    sentry_sdk.get_client().close()
+    sentry_sdk.get_global_scope().set_client(None)

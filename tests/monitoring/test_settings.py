@@ -1,3 +1,5 @@
+import logging
+
 import pytest
 
 from app.monitoring.settings import Dsn, Settings, SettingsError
@@ -71,3 +73,16 @@ def test_bad_tunnel_path_is_refused(path: str) -> None:
 def test_bad_route_timeout_is_refused(value: str) -> None:
     with pytest.raises(SettingsError, match="LOOKOUT_ROUTE_LOAD_TIMEOUT_MS"):
         Settings.from_env({"LOOKOUT_ROUTE_LOAD_TIMEOUT_MS": value})
+
+
+def test_server_reporting_defaults_and_overrides() -> None:
+    defaults = Settings.from_env({})
+    assert defaults.server_monitoring is True and defaults.log_level == logging.INFO
+    settings = Settings.from_env({"LOOKOUT_SERVER_MONITORING": "off", "LOOKOUT_LOG_LEVEL": "warning"})
+    assert settings.server_monitoring is False and settings.log_level == logging.WARNING
+
+
+@pytest.mark.parametrize("value", ["verbose", "10", "warn"])
+def test_bad_log_level_is_refused(value: str) -> None:
+    with pytest.raises(SettingsError, match="LOOKOUT_LOG_LEVEL .* must be one of DEBUG, INFO"):
+        Settings.from_env({"LOOKOUT_LOG_LEVEL": value})

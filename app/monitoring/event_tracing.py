@@ -1,0 +1,160 @@
+"""Each Reflex event the backend handles is a Sentry transaction, in the browser's trace.
+
+Reflex 0.10 has OpenTelemetry trace points (`reflex_base/otel.py`), inert until `otel.enable()`:
+then every event handler runs inside an OpenTelemetry span named after the event, and the W3C
+`traceparent` that the browser puts on an event (Reflex's `window.__reflex_otel.onEventSend` hook,
+filled in by browser.js) becomes the span's remote parent. `EventTransactions`, an OpenTelemetry
+span processor, turns each such span into a sentry-sdk transaction with the same trace id and
+span id, made current in a scope of its own for the handler's code, so sentry-sdk's SQLAlchemy and
+httpx integrations hang their spans under it: click → event handler → SQL → HTTP in one trace.
+
+When a handler raises, its scope (tags, contexts, the finished transaction) is kept for the
+backend exception handler (event_errors.py), which Reflex calls later from another task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import sentry_sdk
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.trace import StatusCode
+from reflex_base import otel
+from reflex_base.constants import RouteVar
+from reflex_base.event.context import EventContext
+from sentry_sdk.scope import use_isolation_scope, use_scope
+from sentry_sdk.tracing import Transaction, TransactionSource
+
+OP = "reflex.event"
+ORIGIN = "auto.function.reflex"
+# Scopes of failed events kept for the exception handler; it runs right after, so a few suffice.
+KEEP_FAILED = 256
+
+
+@dataclass
+class _Open:
+    transaction: Transaction
+    scopes: contextlib.ExitStack
+
+
+@dataclass(frozen=True)
+class EventInfo:
+    """What an error report says about the event that raised it (nothing secret)."""
+
+    event: str  # Reflex's event name, e.g. "state.try_state.raise_error"
+    handler: str  # the handler function's qualified name
+    route: str  # the page's route, e.g. "/try"
+    session: str  # Reflex's pseudonymous session id (a digest of the client token)
+
+    def context(self) -> dict[str, str]:
+        return {"event": self.event, "handler": self.handler, "route": self.route, "session": self.session}
+
+
+class EventTransactions(SpanProcessor):
+    """Mirrors Reflex's event spans as Sentry transactions (other OpenTelemetry spans are ignored)."""
+
+    def __init__(self, not_found_route: str = "/404") -> None:
+        self.not_found_route = not_found_route
+        self._open: dict[int, _Open] = {}
+        self._failed: OrderedDict[int, tuple[sentry_sdk.Scope, sentry_sdk.Scope, EventInfo]] = OrderedDict()
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        attributes = span.attributes or {}
+        if otel.ATTR_EVENT_NAME not in attributes:
+            return
+        info = _event_info(span.name, attributes)
+        context = span.get_span_context()
+        parent = span.parent
+        scopes = contextlib.ExitStack()
+        isolation = scopes.enter_context(sentry_sdk.isolation_scope())
+        isolation.set_tag("reflex.event", info.event)
+        isolation.set_tag("reflex.route", info.route)
+        isolation.set_context("reflex", info.context())
+        isolation.set_user({"id": info.session})  # pseudonymous: counts sessions, names nobody
+        transaction = sentry_sdk.start_transaction(Transaction(
+            name=info.event,
+            op=OP,
+            source=TransactionSource.COMPONENT,
+            origin=ORIGIN,
+            trace_id=format(context.trace_id, "032x"),
+            span_id=format(context.span_id, "016x"),
+            parent_span_id=format(parent.span_id, "016x") if parent is not None else None,
+            parent_sampled=bool(parent.trace_flags.sampled) if parent is not None and parent.is_remote else None,
+            same_process_as_parent=parent is None or not parent.is_remote,
+        ))
+        transaction.set_data("reflex.route", info.route)
+        sentry_sdk.get_current_scope().span = transaction
+        self._open[context.span_id] = _Open(transaction, scopes)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        opened = self._open.pop(span.get_span_context().span_id, None)
+        if opened is None:
+            return
+        failed = span.status.status_code is StatusCode.ERROR
+        opened.transaction.set_status("internal_error" if failed else "ok")
+        if failed:
+            info = _event_info(span.name, span.attributes or {})
+            scopes = (sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope(), info)
+            self._failed[span.get_span_context().span_id] = scopes
+            while len(self._failed) > KEEP_FAILED:
+                self._failed.popitem(last=False)
+        try:
+            opened.transaction.finish()
+        finally:
+            with contextlib.suppress(ValueError):  # ended in another context than it started in
+                opened.scopes.close()
+
+    def failed_event(self, span_id: int) -> tuple[sentry_sdk.Scope, sentry_sdk.Scope, EventInfo] | None:
+        """The scopes and event of a handler that raised (once), for its error report."""
+        return self._failed.pop(span_id, None)
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def _event_info(name: str, attributes: Any) -> EventInfo:
+    try:
+        route = str(EventContext.get().router_data.get(RouteVar.PATH) or "")
+    except LookupError:
+        route = ""
+    return EventInfo(
+        event=name,
+        handler=str(attributes.get(otel.ATTR_CODE_FUNCTION_NAME, name)),
+        route=route,
+        session=str(attributes.get(otel.ATTR_SESSION_ID, "")),
+    )
+
+
+def enable() -> EventTransactions:
+    """Turn Reflex's trace points on, feeding `EventTransactions` (once per process)."""
+    processor = EventTransactions()
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    otel.enable(tracer_provider=provider)
+    return processor
+
+
+@contextlib.contextmanager
+def failed_event_scope(processor: EventTransactions | None) -> Iterator[EventInfo | None]:
+    """Inside: the scopes of the event whose span is current (as Reflex's exception handling
+    attaches it), if it failed; otherwise fresh scopes. Yields what is known of the event."""
+    from opentelemetry import trace
+
+    found = None
+    if processor is not None:
+        found = processor.failed_event(trace.get_current_span().get_span_context().span_id)
+    if found is None:
+        with sentry_sdk.isolation_scope():
+            yield None
+        return
+    isolation, current, info = found
+    with use_isolation_scope(isolation), use_scope(current):
+        yield info

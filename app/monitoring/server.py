@@ -1,0 +1,101 @@
+"""sentry-sdk in the backend process: started once, before it serves, from the same settings as
+the browser SDK (same DSN or local DSN, environment, release, sample rate, breadcrumbs, buffer).
+
+- Transport: `OutboxTransport`, into the same outbox as the tunnel (durable; the inbox in local mode).
+- Tracing: every Reflex event is a transaction continuing the browser's trace (`event_tracing`);
+  sentry-sdk's SQLAlchemy and httpx integrations add the SQL and HTTP spans.
+- Errors in event handlers: `event_errors.backend_exception_handler`.
+- Logging: records at `log_level` and above become Sentry logs and breadcrumbs; ERROR and above
+  also error events (sentry-sdk's default). The app's loggers pass records from `log_level`;
+  libraries keep Python's default (WARNING). The pipeline's own loggers are left out: reporting
+  the tunnel's or forwarder's trouble through the same tunnel and forwarder would feed on itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import sentry_sdk
+from sentry_sdk.integrations.aiohttp import AioHttpIntegration
+from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger, ignore_logger_for_sentry_logs
+from sentry_sdk.integrations.starlette import StarletteIntegration
+
+from app.monitoring import event_errors, event_tracing
+from app.monitoring.outbox import OutboxStore
+from app.monitoring.server_transport import OutboxTransport
+from app.monitoring.settings import Settings
+
+# Loggers whose records never become Sentry events, logs or breadcrumbs: the reporting pipeline
+# itself, and the servers' access logs (one record per request, the tunnel's posts included).
+QUIET_LOGGERS = (
+    "app.monitoring.tunnel", "app.monitoring.forwarder", "app.monitoring.outbox",
+    "app.monitoring.server_transport", "granian.access", "uvicorn.access",
+)
+APP_LOGGER = "app"  # the parent of every logger in this code base
+# The route Reflex reports for a page it does not know (router_data "pathname" of an event there).
+NOT_FOUND_ROUTE = "/404"
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """What sentry-sdk is initialised with (the transport is added by `start`)."""
+    return {
+        "dsn": str(settings.reporting_dsn),
+        "environment": settings.environment,
+        "release": settings.release,
+        "traces_sample_rate": settings.traces_sample_rate,
+        "enable_logs": settings.enable_logs,  # 2.x spelling since 2.35 (before: _experiments)
+        "debug": settings.debug,
+        "max_breadcrumbs": settings.max_breadcrumbs,
+        "transport_queue_size": settings.transport_buffer_size,
+        "send_default_pii": False,
+        # Frame locals would carry the Reflex session token and whole state objects.
+        "include_local_variables": False,
+        "integrations": [LoggingIntegration(
+            level=settings.log_level, event_level=logging.ERROR, sentry_logs_level=settings.log_level,
+        )],
+        # The backend's requests are Reflex events (transactions of their own, see event_tracing);
+        # per-HTTP-request transactions would add one per static file and one per websocket.
+        # aiohttp is only the forwarder's HTTP client here (under httpx, which is instrumented).
+        "disabled_integrations": [StarletteIntegration(), AioHttpIntegration()],
+        "before_send_transaction": drop_not_found,
+    }
+
+
+def drop_not_found(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
+    """Events handled while the page is the not-found route are not worth a transaction (the
+    browser drops that route's transactions too)."""
+    return None if (event.get("tags") or {}).get("reflex.route") == NOT_FOUND_ROUTE else event
+
+
+def configure_logging(settings: Settings) -> None:
+    """Leave the pipeline's loggers out of Sentry, and let the app's own records through."""
+    for name in QUIET_LOGGERS:
+        ignore_logger(name)
+        ignore_logger_for_sentry_logs(name)
+    # Python's loggers pass WARNING and above unless configured: the app's own pass from
+    # `log_level` (libraries keep theirs: httpx alone logs every request at INFO).
+    logging.getLogger(APP_LOGGER).setLevel(settings.log_level)
+
+
+_started = False
+
+
+def start(settings: Settings, store: OutboxStore, on_commit: Callable[[str], None]) -> OutboxTransport | None:
+    """Initialise sentry-sdk for this process (once; a second call does nothing)."""
+    global _started
+    if _started or not settings.server_monitoring:
+        return None
+    _started = True
+    options = server_options(settings)
+    transport = OutboxTransport(
+        options, store, local=settings.dsn is None, max_bytes=settings.outbox_max_bytes, on_commit=on_commit,
+    )
+    sentry_sdk.init(transport=transport, **options)
+    configure_logging(settings)
+    if settings.release is None:
+        # sentry-sdk would guess one (the git commit); the browser has none: keep them the same.
+        sentry_sdk.get_client().options["release"] = None
+    event_errors.processor = event_tracing.enable()
+    return transport

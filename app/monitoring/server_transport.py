@@ -1,0 +1,85 @@
+"""sentry-sdk's transport for this backend: envelopes go into the outbox, like the browser's.
+
+The browser's envelopes are committed to the outbox by the tunnel before it answers; the server
+SDK's are committed by this transport's worker thread, so neither path depends on Sentry being
+reachable: in Sentry mode the forwarder delivers them, in local mode they are the embedded inbox
+(no network round trip). As with sentry-sdk's own HTTP transport, the SDK hands envelopes to a
+bounded queue (`transport_queue_size`, the spec's transport buffer of 64) and a thread drains it;
+an envelope that finds the queue full, or the outbox over its cap, is dropped and counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import sentry_sdk
+from sentry_sdk.envelope import Envelope
+from sentry_sdk.transport import Transport
+from sentry_sdk.worker import BackgroundWorker
+
+from app.monitoring.ratelimits import category_of
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed
+
+logger = logging.getLogger(__name__)
+
+
+class OutboxTransport(Transport):
+    def __init__(
+        self,
+        options: dict[str, Any],
+        store: OutboxStore,
+        local: bool,
+        max_bytes: int,
+        on_commit: Callable[[str], None] = lambda dsn: None,
+    ) -> None:
+        super().__init__(options)
+        self.dsn = str(options["dsn"])
+        self.status = LOCAL if local else PENDING
+        self.store = store
+        self.budget = OutboxBudget(store, max_bytes)
+        self.on_commit = on_commit
+        self.queue_size = int(options["transport_queue_size"])
+        self._worker = BackgroundWorker(queue_size=self.queue_size)
+        self.stored = 0
+        self.dropped: dict[str, int] = {}
+
+    def capture_envelope(self, envelope: Envelope) -> None:
+        if not self._worker.submit(lambda: self._store(envelope)):
+            self._lost("queue_overflow")
+
+    def _store(self, envelope: Envelope) -> None:
+        # The outbox's own SQL must not become breadcrumbs of whatever scope started this thread.
+        with sentry_sdk.isolation_scope():
+            body = envelope.serialize()
+            if not self.budget.has_room_blocking(len(body)):
+                logger.warning("the outbox is full: a server envelope (%d bytes) was dropped", len(body))
+                return self._lost("outbox_full")
+            categories = sorted({category_of(item.type or "") for item in envelope.items})
+            try:
+                self.store.add_many([{
+                    "dsn": self.dsn, "status": self.status, "received_at": time.time(),
+                    "categories": ",".join(categories), "event_id": envelope.headers.get("event_id"),
+                    "size": len(body), "body": body,
+                }])
+            except StoreFailed as exc:
+                logger.error("the outbox could not store a server envelope: %s", exc)
+                return self._lost("store_failed")
+            self.budget.took(len(body))
+            self.stored += 1
+            self.on_commit(self.dsn)
+
+    def _lost(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    def flush(self, timeout: float, callback: Any | None = None) -> None:
+        if timeout > 0:
+            self._worker.flush(timeout, callback)
+
+    def kill(self) -> None:
+        self._worker.kill()
+
+    def is_healthy(self) -> bool:
+        return True

@@ -1,0 +1,112 @@
+"""Reflex's OpenTelemetry event spans as Sentry transactions, and a failed handler's report.
+
+The spans are made as Reflex's `otel.event_span` makes them (its attribute keys, a remote parent
+from the browser's `traceparent`); the SQL runs on a real SQLite file and the HTTP request goes
+to a real server on loopback, through sentry-sdk's own integrations.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import sentry_sdk
+import sqlalchemy
+from opentelemetry import context as context_api
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from reflex_base import otel
+
+from app.monitoring import event_errors, event_tracing, server
+from app.monitoring.settings import Settings
+from tests.monitoring.conftest import CapturingTransport
+from tests.monitoring.upstream import Upstream
+
+BROWSER_TRACE, BROWSER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+ATTRIBUTES = {
+    otel.ATTR_EVENT_NAME: "state.try_state.slow_work",
+    otel.ATTR_CODE_FUNCTION_NAME: "app.pages.try_errors.TryState.slow_work",
+    otel.ATTR_SESSION_ID: "0123456789abcdef",
+}
+
+
+@pytest.fixture
+def traced(sentry_init) -> tuple[CapturingTransport, trace.Tracer, event_tracing.EventTransactions]:
+    transport = CapturingTransport()
+    sentry_init(transport=transport, **server.server_options(Settings.from_env({})))
+    processor = event_tracing.EventTransactions()
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    return transport, provider.get_tracer("reflex"), processor
+
+
+def from_browser() -> context_api.Context:
+    return TraceContextTextMapPropagator().extract({"traceparent": f"00-{BROWSER_TRACE}-{BROWSER_SPAN}-01"})
+
+
+def test_an_event_is_a_transaction_in_the_browsers_trace_with_sql_and_http_spans(
+    traced, engine: sqlalchemy.Engine, upstream: Upstream
+) -> None:
+    transport, tracer, _ = traced
+    with tracer.start_as_current_span(ATTRIBUTES[otel.ATTR_EVENT_NAME], context=from_browser(), attributes=ATTRIBUTES):
+        with engine.connect() as connection:
+            connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
+        httpx.get(f"http://127.0.0.1:{upstream.port}/ping")
+    sentry_sdk.flush()
+    [transaction] = transport.items("transaction")
+    trace_context = transaction["contexts"]["trace"]
+    assert transaction["transaction"] == "state.try_state.slow_work"
+    assert (trace_context["trace_id"], trace_context["parent_span_id"]) == (BROWSER_TRACE, BROWSER_SPAN)
+    assert (trace_context["op"], trace_context["status"]) == ("reflex.event", "ok")
+    ops = {(span["op"], span["description"]) for span in transaction["spans"]}
+    assert ("db", "select count(*) from outbox") in ops
+    assert any(op == "http.client" and description.endswith("/ping") for op, description in ops), ops
+    assert all(span["trace_id"] == BROWSER_TRACE for span in transaction["spans"])
+    assert transaction["contexts"]["reflex"]["handler"] == "app.pages.try_errors.TryState.slow_work"
+    assert transaction["user"] == {"id": "0123456789abcdef"}
+
+
+def test_spans_that_are_not_events_make_no_transaction(traced) -> None:
+    transport, tracer, _ = traced
+    with tracer.start_as_current_span("reflex.compile.pages"):
+        pass
+    sentry_sdk.flush()
+    assert transport.items("transaction") == []
+
+
+def test_a_failed_handler_is_reported_once_with_its_event_and_trace_and_a_toast(traced, monkeypatch) -> None:
+    transport, tracer, processor = traced
+    monkeypatch.setattr(event_errors, "processor", processor)
+    with pytest.raises(RuntimeError) as raised:  # noqa: PT012 (the span ends as the error leaves it)
+        with tracer.start_as_current_span(
+            ATTRIBUTES[otel.ATTR_EVENT_NAME], context=from_browser(), attributes=ATTRIBUTES
+        ) as span:
+            raise RuntimeError("Lookout test: handler failed")
+    # As Reflex does before calling the handler: the failed event's context is attached.
+    token = context_api.attach(trace.set_span_in_context(span))
+    try:
+        toast = event_errors.backend_exception_handler(raised.value)
+    finally:
+        context_api.detach(token)
+    sentry_sdk.flush()
+    [event] = transport.items("event")
+    [transaction] = transport.items("transaction")
+    assert event["exception"]["values"][-1]["value"] == "Lookout test: handler failed"
+    assert event["exception"]["values"][-1]["mechanism"] == {"type": "reflex", "handled": False}
+    assert event["contexts"]["trace"]["trace_id"] == BROWSER_TRACE
+    assert event["contexts"]["trace"]["span_id"] == transaction["contexts"]["trace"]["span_id"]
+    assert event["contexts"]["reflex"]["event"] == "state.try_state.slow_work"
+    assert event["tags"]["reflex.event"] == "state.try_state.slow_work"
+    assert transaction["contexts"]["trace"]["status"] == "internal_error"
+    assert "Something went wrong" in str(toast) and event["event_id"][:8] in str(toast)
+    assert processor.failed_event(span.get_span_context().span_id) is None  # handed over once
+
+
+def test_an_error_without_a_known_event_is_still_reported(traced, monkeypatch) -> None:
+    transport, _, processor = traced
+    monkeypatch.setattr(event_errors, "processor", processor)
+    event_errors.backend_exception_handler(ValueError("Lookout test: no event"))
+    sentry_sdk.flush()
+    [event] = transport.items("event")
+    assert event["exception"]["values"][-1]["value"] == "Lookout test: no event"
+    assert "reflex" not in event.get("contexts", {})
