@@ -77,7 +77,7 @@ class EventTransactions(SpanProcessor):
         isolation.set_context("reflex", info.context())
         isolation.set_user({"id": info.session})  # pseudonymous: counts sessions, names nobody
         transaction = sentry_sdk.start_transaction(Transaction(
-            name=info.event,
+            name=info.handler,  # "app.pages.try_errors.TryState.slow_work" (the event name is a tag)
             op=OP,
             source=TransactionSource.COMPONENT,
             origin=ORIGIN,

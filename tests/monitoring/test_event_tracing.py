@@ -55,7 +55,8 @@ def test_an_event_is_a_transaction_in_the_browsers_trace_with_sql_and_http_spans
     sentry_sdk.flush()
     [transaction] = transport.items("transaction")
     trace_context = transaction["contexts"]["trace"]
-    assert transaction["transaction"] == "state.try_state.slow_work"
+    assert transaction["transaction"] == "app.pages.try_errors.TryState.slow_work"  # the handler
+    assert transaction["tags"]["reflex.event"] == "state.try_state.slow_work"
     assert (trace_context["trace_id"], trace_context["parent_span_id"]) == (BROWSER_TRACE, BROWSER_SPAN)
     assert (trace_context["op"], trace_context["status"]) == ("reflex.event", "ok")
     ops = {(span["op"], span["description"]) for span in transaction["spans"]}
