@@ -1,0 +1,149 @@
+"""How an event becomes an issue: its fingerprint, title and culprit, as Sentry derives them.
+
+- **Fingerprint**: the SDK's `fingerprint` when the event has one (`{{ default }}` stands for the
+  default parts); otherwise, for an error, the main exception's type, its value with the variable
+  bits normalised (numbers, hex, UUIDs, e-mail addresses), and the culprit; for a message (a log
+  line, `capture_message`), its template (`logentry.message` before the parameters went in), also
+  normalised. Events with equal fingerprints are one issue.
+- **Title**: "Type: value" of the main exception (the last in the chain: the one that was raised),
+  or the message's first line.
+- **Culprit**: where it happened: the innermost in-app frame ("module in function"), or the
+  innermost frame when the SDK marked none, or what the event itself names.
+
+SDKs send many shapes (messages as strings or objects, exceptions as a list or `{"values": []}`,
+frames as null, fingerprint parts as numbers): every reader here accepts them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+TITLE_LENGTH = 200
+DEFAULT_PART = re.compile(r"^\{\{\s*default\s*\}\}$")
+# Order matters: a UUID or an address would otherwise lose its digits to the number rule first.
+VARIABLE_PARTS = (
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
+    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
+    # 0x-prefixed, or 8+ hex digits mixing digits and letters (ids, hashes, addresses)
+    (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<hex>"),
+    # a number standing alone (not the digits in "x1" or after a dot of "1.5")
+    (re.compile(r"(?<![\w.])\d+(?:\.\d+)?\b"), "<int>"),
+)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    fingerprint: str  # sha256 of the parts, hex
+    parts: tuple[str, ...]
+    title: str
+    culprit: str
+    level: str
+    kind: str  # "error", "message" or "default"
+
+
+def normalise(text: str) -> str:
+    """`text` with the parts that differ between occurrences of one problem replaced."""
+    for pattern, placeholder in VARIABLE_PARTS:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def group(event: dict[str, Any]) -> Grouping:
+    exception = main_exception(event)
+    culprit = find_culprit(event, exception)
+    if exception is not None:
+        kind = "error"
+        kind_name = _text(exception.get("type")) or "Error"
+        value = _text(exception.get("value"))
+        title = f"{kind_name}: {first_line(value)}" if value else kind_name
+        default = (kind_name, normalise(value), culprit)
+    elif (message := message_of(event)) is not None:
+        kind = "message"
+        title = first_line(message[1]) or "<no message>"
+        default = ("message", normalise(message[0]))
+    else:
+        kind = "default"
+        title = _text(event.get("transaction")) or "<unlabeled event>"
+        default = ("default", title)
+    parts = fingerprint_parts(event.get("fingerprint"), default)
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    level = _text(event.get("level")) or "error"
+    return Grouping(digest, parts, title[:TITLE_LENGTH], culprit, level, kind)
+
+
+def fingerprint_parts(fingerprint: Any, default: tuple[str, ...]) -> tuple[str, ...]:
+    if not isinstance(fingerprint, list) or not fingerprint:
+        return default
+    parts: list[str] = []
+    for part in fingerprint:
+        text = _text(part)
+        parts.extend(default if DEFAULT_PART.match(text) else (text,))
+    return tuple(parts)
+
+
+def exceptions(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The exception chain, oldest first (the raised one last); each a dict."""
+    found = event.get("exception")
+    if isinstance(found, dict):
+        found = found.get("values")
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def main_exception(event: dict[str, Any]) -> dict[str, Any] | None:
+    chain = exceptions(event)
+    return chain[-1] if chain else None
+
+
+def frames(container: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A stack trace's frames, outermost first; `container` holds a `stacktrace`."""
+    stacktrace = (container or {}).get("stacktrace")
+    found = stacktrace.get("frames") if isinstance(stacktrace, dict) else None
+    return [f for f in found if isinstance(f, dict)] if isinstance(found, list) else []
+
+
+def find_culprit(event: dict[str, Any], exception: dict[str, Any] | None) -> str:
+    stack = frames(exception)
+    if not stack:
+        threads = event.get("threads")
+        values = threads.get("values") if isinstance(threads, dict) else threads
+        for thread in values if isinstance(values, list) else []:
+            if isinstance(thread, dict) and (thread.get("crashed") or thread.get("current")):
+                stack = frames(thread)
+                break
+    in_app = [f for f in stack if f.get("in_app") is True]
+    frame = (in_app or stack or [None])[-1]
+    if frame is not None:
+        where = _text(frame.get("module")) or _text(frame.get("filename")) or _text(frame.get("abs_path"))
+        function = _text(frame.get("function"))
+        if where and function:
+            return f"{where} in {function}"
+        if where or function:
+            return where or function
+    return _text(event.get("culprit")) or _text(event.get("transaction"))
+
+
+def message_of(event: dict[str, Any]) -> tuple[str, str] | None:
+    """(template, formatted text) of the event's message, if it has one."""
+    for key in ("logentry", "message"):
+        value = event.get(key)
+        if isinstance(value, str) and value.strip():
+            return value, value
+        if isinstance(value, dict):
+            template = _text(value.get("message"))
+            formatted = _text(value.get("formatted")) or template
+            if template or formatted:
+                return template or formatted, formatted
+    return None
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)

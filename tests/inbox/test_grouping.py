@@ -1,0 +1,87 @@
+"""Grouping: fingerprints, titles and culprits, on hand-made cases and on 190 real SDK events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.inbox.grouping import group, normalise
+
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "event-samples"
+SAMPLE_PATHS = sorted(SAMPLES.rglob("*.json"))
+
+
+def error(kind: str, value: str, *frames: tuple[str, str, bool]) -> dict[str, Any]:
+    return {"exception": {"values": [{"type": kind, "value": value, "stacktrace": {"frames": [
+        {"module": module, "function": function, "in_app": in_app} for module, function, in_app in frames
+    ]}}]}}
+
+
+HANDLER = ("app.pages.orders", "checkout", True)
+LIBRARY = ("sqlalchemy.engine", "execute", False)
+
+
+def test_the_same_error_twice_is_one_issue() -> None:
+    assert group(error("KeyError", "'user'", HANDLER, LIBRARY)) == group(error("KeyError", "'user'", HANDLER, LIBRARY))
+
+
+def test_messages_differing_only_in_ids_are_one_issue() -> None:
+    first = group(error("LookupError", "order 1234 of a@b.example not found (3f2a9c1e-1b2c-4d5e-8f90-123456789abc)", HANDLER))
+    second = group(error("LookupError", "order 98 of c.d@e.example not found (00000000-1111-2222-3333-444444444444)", HANDLER))
+    assert first.fingerprint == second.fingerprint
+    assert first.title != second.title  # each keeps its own words
+
+
+def test_different_types_or_places_are_different_issues() -> None:
+    base = group(error("KeyError", "'user'", HANDLER))
+    assert group(error("ValueError", "'user'", HANDLER)).fingerprint != base.fingerprint
+    assert group(error("KeyError", "'user'", ("app.pages.orders", "refund", True))).fingerprint != base.fingerprint
+
+
+def test_title_and_culprit_read_like_sentrys() -> None:
+    grouped = group(error("ZeroDivisionError", "division by zero\nsecond line", HANDLER, LIBRARY))
+    assert grouped.title == "ZeroDivisionError: division by zero"
+    assert grouped.culprit == "app.pages.orders in checkout"  # the innermost in-app frame, not the library's
+    assert (grouped.kind, grouped.level) == ("error", "error")
+
+
+def test_the_raised_exception_of_a_chain_names_the_issue() -> None:
+    event = {"exception": {"values": [{"type": "KeyError", "value": "cause"}, {"type": "RuntimeError", "value": "raised"}]}}
+    assert group(event).title == "RuntimeError: raised"
+
+
+def test_a_log_message_groups_by_its_template() -> None:
+    one = group({"logentry": {"message": "cleanup of %s failed", "formatted": "cleanup of a failed"}, "level": "warning"})
+    two = group({"logentry": {"message": "cleanup of %s failed", "formatted": "cleanup of b failed"}})
+    assert one.fingerprint == two.fingerprint and one.title == "cleanup of a failed" and one.level == "warning"
+    assert one.kind == "message"
+
+
+def test_the_sdks_fingerprint_wins_and_default_stands_for_the_usual_parts() -> None:
+    custom = group({**error("KeyError", "x", HANDLER), "fingerprint": ["checkout", 42]})
+    assert custom.parts == ("checkout", "42")
+    extended = group({**error("KeyError", "x 7", HANDLER), "fingerprint": ["{{ default }}", "tenant-a"]})
+    assert extended.parts == ("KeyError", "x <int>", "app.pages.orders in checkout", "tenant-a")
+
+
+def test_normalise_replaces_what_varies() -> None:
+    text = "user 42 (3f2a9c1e-1b2c-4d5e-8f90-123456789abc, a.b@example.com) at 0xdeadbeef hash 9f86d081884c7d65 x1.5"
+    assert normalise(text) == "user <int> (<uuid>, <email>) at <hex> hash <hex> x1.5"
+    assert normalise("deadbeef and 3.25") == "deadbeef and <int>"
+
+
+def test_there_are_190_samples() -> None:
+    assert len(SAMPLE_PATHS) == 190
+
+
+@pytest.mark.parametrize("path", SAMPLE_PATHS, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_every_sample_gets_a_title_and_a_fingerprint(path: Path) -> None:
+    event = json.loads(path.read_text())
+    grouped = group(event)
+    assert grouped.title and grouped.title != "<unlabeled event>"
+    assert len(grouped.fingerprint) == 64 and grouped.parts
+    if grouped.kind == "error":
+        assert grouped.title.split(":")[0] in json.dumps(event)  # the exception's type, from the event
