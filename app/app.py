@@ -4,8 +4,10 @@ import logging
 
 import reflex as rx
 
-from app import routes, startup
+from app import db, routes, startup
 from app.components import error_boundary
+from app.inbox import api as inbox_api
+from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
 from app.pages import home, not_found, try_errors
 
@@ -18,7 +20,7 @@ def frontend_exception_handler(exception: Exception) -> None:
 
 
 app = rx.App(
-    api_transformer=pipeline.tunnel.asgi,
+    api_transformer=[pipeline.tunnel.asgi, inbox_api.build(InboxReader(db.engine()))],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
@@ -32,3 +34,4 @@ app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 app.register_lifespan_task(startup.prepare_process)
 app.register_lifespan_task(pipeline.run_server_sdk)
 app.register_lifespan_task(pipeline.run_forwarder)
+app.register_lifespan_task(pipeline.run_inbox)

@@ -35,3 +35,60 @@ class OutboxEnvelope(SQLModel, table=True):
     attempts: int = 0
     next_attempt_at: float = 0.0
     last_error: str = ""
+
+
+class InboxProject(SQLModel, table=True):
+    """A project of the embedded inbox: SDKs report to it with a DSN naming its public key and id."""
+
+    __tablename__ = "inbox_project"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    public_key: str = Field(unique=True)
+    created_at: float
+
+
+class InboxIssue(SQLModel, table=True):
+    """Events with one fingerprint (app/inbox/grouping.py) in one project."""
+
+    __tablename__ = "inbox_issue"
+    __table_args__ = (
+        Index("ux_inbox_issue_project_fingerprint", "project_id", "fingerprint", unique=True),
+        Index("ix_inbox_issue_project_last_seen", "project_id", "last_seen"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    fingerprint: str  # sha256 hex of the grouping parts
+    title: str
+    culprit: str = ""
+    level: str = "error"
+    kind: str = "error"  # error, message or default
+    status: str = "unresolved"
+    first_seen: float
+    last_seen: float
+    event_count: int = 0
+    last_event_id: str = ""
+
+
+class InboxEvent(SQLModel, table=True):
+    """One error or message event, kept as the SDK sent it (`payload`, JSON)."""
+
+    __tablename__ = "inbox_event"
+    __table_args__ = (
+        Index("ux_inbox_event_project_event_id", "project_id", "event_id", unique=True),
+        Index("ix_inbox_event_issue_received", "issue_id", "received_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    issue_id: int = Field(foreign_key="inbox_issue.id")
+    event_id: str  # 32 hex digits
+    received_at: float
+    timestamp: float | None = None
+    level: str = "error"
+    platform: str = ""
+    environment: str = ""
+    release: str = ""
+    title: str = ""
+    payload: str  # the event's JSON

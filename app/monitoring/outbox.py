@@ -27,6 +27,7 @@ from app.models import OutboxEnvelope
 TABLE = OutboxEnvelope.__table__
 PENDING = "pending"
 LOCAL = "local"
+INBOXED = "inboxed"  # a local row the embedded inbox has read (kept as the envelope's raw copy)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,22 @@ class OutboxStore:
                 Delivery(id, dsn, body, encoding, tuple(c for c in categories.split(",") if c), attempts, due)
                 for id, dsn, body, encoding, categories, attempts, due in connection.execute(query)
             ]
+
+    def local_rows(self, limit: int) -> list[tuple[int, str, bytes, str, float]]:
+        """The oldest rows waiting for the embedded inbox: (id, dsn, body, content encoding, received at)."""
+        query = (
+            select(TABLE.c.id, TABLE.c.dsn, TABLE.c.body, TABLE.c.content_encoding, TABLE.c.received_at)
+            .where(TABLE.c.status == LOCAL).order_by(TABLE.c.id).limit(limit)
+        )
+        with self.engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(query)]
+
+    def set_status(self, row_ids: Sequence[int], status: str, error: str = "") -> None:
+        if row_ids:
+            with self.engine.begin() as connection:
+                connection.execute(
+                    update(TABLE).where(TABLE.c.id.in_(list(row_ids))).values(status=status, last_error=error[:500])
+                )
 
     def remove(self, row_ids: Sequence[int]) -> None:
         if row_ids:

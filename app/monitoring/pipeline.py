@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 import sentry_sdk
 
 from app import db
+from app.inbox.feeder import InboxFeeder
+from app.inbox.store import InboxStore
 from app.monitoring import server
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
@@ -25,11 +27,16 @@ limits = RateLimits()
 stats = TunnelStats()
 store = OutboxStore(db.engine())
 forwarder: Forwarder | None = None
+inbox = InboxStore(db.engine())
+feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
 
 
 def _wake_forwarder(dsn: str) -> None:
+    """An envelope was committed: whoever takes it from the outbox can start."""
     if forwarder is not None:
         forwarder.wake(dsn)
+    if feeder is not None:
+        feeder.wake(dsn)
 
 
 tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_forwarder)
@@ -51,6 +58,26 @@ async def run_server_sdk() -> AsyncIterator[None]:
     finally:
         if transport is not None:
             await asyncio.to_thread(sentry_sdk.flush, 5.0)
+
+
+@contextlib.asynccontextmanager
+async def run_inbox() -> AsyncIterator[None]:
+    """Lifespan task, local mode (no SENTRY_DSN): the local DSN's project exists, and what the
+    outbox holds for it is read into the inbox while the backend runs."""
+    global feeder
+    task = None
+    if SETTINGS.dsn is None:
+        await asyncio.to_thread(inbox.ensure_project, SETTINGS.local_dsn)
+        feeder = InboxFeeder(store, inbox)
+        with sentry_sdk.isolation_scope():  # its queries are no one's breadcrumbs
+            task = asyncio.create_task(feeder.run(), name="lookout-inbox-feeder")
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 @contextlib.asynccontextmanager

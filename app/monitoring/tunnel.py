@@ -24,7 +24,7 @@ import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.monitoring import encodings, envelope
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
+from app.monitoring.outbox import INBOXED, LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
 from app.monitoring.ratelimits import RateLimits, category_of
 from app.monitoring.settings import Dsn, Settings, SettingsError
 from app.monitoring.stats import TunnelStats
@@ -287,7 +287,9 @@ class Tunnel:
             **self.stats.as_dict(),
             "outbox": {
                 "pending": depth.get(PENDING, empty),
-                "local": depth.get(LOCAL, empty),
+                # Kept for the embedded inbox: waiting for it, or read into it already.
+                "local": {k: depth.get(LOCAL, empty)[k] + depth.get(INBOXED, empty)[k] for k in empty},
+                "inboxed": depth.get(INBOXED, empty),
                 "max_bytes": self.settings.outbox_max_bytes,
             },
             "rate_limits": self.limits.snapshot(),

@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 
 from app.inbox.grouping import group, normalise
-
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "event-samples"
-SAMPLE_PATHS = sorted(SAMPLES.rglob("*.json"))
+from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 
 
 def error(kind: str, value: str, *frames: tuple[str, str, bool]) -> dict[str, Any]:

@@ -1,0 +1,43 @@
+"""Local mode in the built app: what the browser and the backend report is read into the inbox."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.e2e.app_server import AppServer
+from tests.e2e.test_browser_monitoring import open_page
+
+
+def inbox_event(app_server: AppServer, event_id: str, timeout: float = 15) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = httpx.get(f"{app_server.url}/api/inbox/events/{event_id}")
+        if answer.status_code == 200 or time.monotonic() > deadline:
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+        time.sleep(0.2)
+
+
+def test_browser_and_backend_errors_become_issues_in_the_inbox(app_server: AppServer, page: Page) -> None:
+    open_page(page, app_server, "/try")
+    page.click("#try-report")
+    expect(page.locator("#try-confirmation")).to_contain_text("sent as event", timeout=10_000)
+    browser_id = page.locator("#try-confirmation").text_content().split("event ")[1].rstrip(".")
+    stored = inbox_event(app_server, browser_id)
+    assert stored["event"]["exception"]["values"][-1]["value"] == "Lookout try: a reported error"
+    issue = httpx.get(f"{app_server.url}/api/inbox/issues/{stored['issue_id']}").json()
+    assert issue["title"] == "Error: Lookout try: a reported error" and issue["status"] == "unresolved"
+
+    page.click("#try-backend-raise")
+    expect(page.get_by_text("Something went wrong on our side.")).to_be_visible(timeout=10_000)
+    listed = httpx.get(f"{app_server.url}/api/inbox/issues").json()["issues"]
+    deadline = time.monotonic() + 15
+    while not any(i["title"] == "RuntimeError: Lookout try: a backend error" for i in listed):
+        assert time.monotonic() < deadline, [i["title"] for i in listed]
+        time.sleep(0.2)
+        listed = httpx.get(f"{app_server.url}/api/inbox/issues").json()["issues"]
+    [backend] = [i for i in listed if i["title"] == "RuntimeError: Lookout try: a backend error"]
+    assert backend["culprit"] == "app.pages.try_errors in raise_error"

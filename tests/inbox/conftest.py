@@ -1,0 +1,28 @@
+"""An inbox on a real SQLite file, migrated, with the default local project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+
+from app import db
+from app.inbox.store import InboxStore
+from app.monitoring.settings import DEFAULT_LOCAL_DSN, Dsn
+
+LOCAL_DSN = DEFAULT_LOCAL_DSN
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> sqlalchemy.Engine:
+    eng = db.engine(f"sqlite:///{tmp_path / 'inbox.db'}")
+    db.migrate(eng)
+    return eng
+
+
+@pytest.fixture
+def inbox(engine: sqlalchemy.Engine) -> InboxStore:
+    store = InboxStore(engine)
+    store.ensure_project(Dsn.parse(LOCAL_DSN))
+    return store

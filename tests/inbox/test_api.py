@@ -1,0 +1,52 @@
+"""The inbox's JSON read API over ASGI, on a real SQLite inbox."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from app.inbox import api
+from app.inbox.store import InboxReader, InboxStore
+from tests.inbox.test_store import error, event_envelope
+
+pytestmark = pytest.mark.anyio
+
+
+def client(inbox: InboxStore, address: str = "127.0.0.1") -> httpx.AsyncClient:
+    app = api.build(InboxReader(inbox.engine))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url="http://lookout.test")
+
+
+async def test_issues_their_detail_and_an_event_as_sent(inbox: InboxStore) -> None:
+    first, second = error("'user'"), error("'user'")
+    inbox.ingest_envelope(event_envelope(first), received_at=100.0)
+    inbox.ingest_envelope(event_envelope(second), received_at=200.0)
+    inbox.ingest_envelope(event_envelope(error("bad", kind="ValueError")), received_at=150.0)
+    async with client(inbox) as http:
+        listed = (await http.get("/api/inbox/issues")).json()
+        assert listed["total"] == 2
+        assert [(i["title"], i["event_count"]) for i in listed["issues"]] == [("KeyError: 'user'", 2), ("ValueError: bad", 1)]
+        top = listed["issues"][0]
+        assert top["last_event_id"] == second["event_id"] and top["status"] == "unresolved"
+        assert (await http.get(f"/api/inbox/issues/{top['id']}")).json() == top
+        stored = (await http.get(f"/api/inbox/events/{first['event_id']}")).json()
+        assert stored["event"] == first and stored["issue_id"] == top["id"]
+        paged = (await http.get("/api/inbox/issues", params={"limit": 1, "offset": 1})).json()
+        assert [i["title"] for i in paged["issues"]] == ["ValueError: bad"] and paged["total"] == 2
+
+
+async def test_unknown_ids_and_bad_paging_get_a_status_and_a_sentence(inbox: InboxStore) -> None:
+    async with client(inbox) as http:
+        missing = await http.get("/api/inbox/issues/999")
+        assert missing.status_code == 404 and missing.json() == {"detail": "There is no issue 999."}
+        assert (await http.get("/api/inbox/events/0123456789abcdef0123456789abcdef")).status_code == 404
+        bad = await http.get("/api/inbox/issues", params={"limit": "lots"})
+        assert bad.status_code == 400 and "whole numbers" in bad.json()["detail"]
+        assert (await http.get("/api/inbox/issues", params={"limit": 0})).status_code == 400
+
+
+async def test_other_machines_are_refused_until_sign_in_exists(inbox: InboxStore) -> None:
+    async with client(inbox, address="203.0.113.9") as http:
+        for path in ("/api/inbox/issues", "/api/inbox/issues/1", "/api/inbox/events/x"):
+            refused = await http.get(path)
+            assert refused.status_code == 403 and "from this machine" in refused.json()["detail"]

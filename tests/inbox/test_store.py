@@ -1,0 +1,87 @@
+"""The inbox's storage on a real SQLite file: every sample event kept, grouped, stored once."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+
+from app.inbox.store import InboxStore, UnknownProject
+from app.monitoring.settings import Dsn
+from tests.inbox.conftest import LOCAL_DSN
+from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, build
+
+
+def query(inbox: InboxStore, sql: str) -> list[tuple]:
+    with inbox.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(sqlalchemy.text(sql))]
+
+
+def event_envelope(event: dict, dsn: str | None = LOCAL_DSN) -> bytes:
+    return build(dsn, [("event", json.dumps(event).encode())])
+
+
+def error(value: str, kind: str = "KeyError", event_id: str | None = None) -> dict:
+    return {"event_id": event_id or uuid.uuid4().hex, "level": "error", "platform": "python",
+            "exception": {"values": [{"type": kind, "value": value, "stacktrace": {"frames": [
+                {"module": "app.pages.orders", "function": "checkout", "in_app": True}]}}]}}
+
+
+def test_every_sample_is_kept_with_its_title(inbox: InboxStore) -> None:
+    for path in SAMPLE_PATHS:
+        result = inbox.ingest_envelope(event_envelope(json.loads(path.read_text())))
+        assert result.events + result.duplicates == 1, path.relative_to(SAMPLES)
+    [(events,)] = query(inbox, "select count(*) from inbox_event")
+    [(issues,)] = query(inbox, "select count(*) from inbox_issue")
+    assert events + _duplicate_ids() == len(SAMPLE_PATHS) and 0 < issues <= events
+    assert query(inbox, "select count(*) from inbox_issue where title in ('', '<unlabeled event>', '<no message>')") == [(0,)]
+
+
+def _duplicate_ids() -> int:
+    ids = [json.loads(p.read_text()).get("event_id") for p in SAMPLE_PATHS]
+    real = [i.replace("-", "").lower() for i in ids if isinstance(i, str) and len(i.replace("-", "")) == 32]
+    return len(real) - len(set(real))
+
+
+def test_the_same_error_twice_is_one_issue_with_two_events(inbox: InboxStore) -> None:
+    inbox.ingest_envelope(event_envelope(error("'user'")), received_at=100.0)
+    inbox.ingest_envelope(event_envelope(error("'user'")), received_at=200.0)
+    inbox.ingest_envelope(event_envelope(error("'user'", kind="ValueError")), received_at=300.0)
+    rows = query(inbox, "select title, culprit, event_count, first_seen, last_seen from inbox_issue order by id")
+    assert rows == [
+        ("KeyError: 'user'", "app.pages.orders in checkout", 2, 100.0, 200.0),
+        ("ValueError: 'user'", "app.pages.orders in checkout", 1, 300.0, 300.0),
+    ]
+
+
+def test_a_repeated_event_id_is_stored_once(inbox: InboxStore) -> None:
+    event = error("'user'", event_id="3f2a9c1e1b2c4d5e8f90123456789abc")
+    first = inbox.ingest_envelope(event_envelope(event))
+    again = inbox.ingest_envelope(event_envelope(event))
+    assert (first.events, again.events, again.duplicates) == (1, 0, 1)
+    assert query(inbox, "select event_count from inbox_issue") == [(1,)]
+    [(payload,)] = query(inbox, "select payload from inbox_event")
+    assert json.loads(payload) == event  # as the SDK sent it
+
+
+def test_the_project_comes_from_the_envelope_or_the_outbox_row(inbox: InboxStore) -> None:
+    with pytest.raises(UnknownProject, match="names no DSN"):
+        inbox.ingest_envelope(event_envelope(error("x"), dsn=None))
+    assert inbox.ingest_envelope(event_envelope(error("x"), dsn=None), dsn=LOCAL_DSN).events == 1
+    with pytest.raises(UnknownProject, match="No project"):
+        inbox.ingest_envelope(event_envelope(error("x"), dsn="http://other@localhost/1"))
+
+
+def test_items_the_inbox_does_not_read_yet_are_counted(inbox: InboxStore) -> None:
+    body = build(LOCAL_DSN, [("transaction", b'{"type":"transaction"}'), ("log", b'{"items":[]}')])
+    result = inbox.ingest_envelope(body)
+    assert (result.events, result.other_items) == (0, {"transaction": 1, "log": 1})
+
+
+def test_a_project_keeps_its_key(inbox: InboxStore) -> None:
+    assert inbox.ensure_project(Dsn.parse(LOCAL_DSN)) == 1  # again: nothing changes
+    with pytest.raises(ValueError, match="another public key"):
+        inbox.ensure_project(Dsn.parse("http://other@localhost/1"))
