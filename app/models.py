@@ -64,7 +64,10 @@ class InboxIssue(SQLModel, table=True):
     culprit: str = ""
     level: str = "error"
     kind: str = "error"  # error, message or default
-    status: str = "unresolved"
+    status: str = "unresolved"  # unresolved, resolved, ignored or regressed (app/inbox/states.py)
+    # "Resolved in the next release": the release current when it was resolved; only an event of
+    # another release regresses it. Empty: any new event does.
+    resolved_in_release: str = ""
     first_seen: float
     last_seen: float
     event_count: int = 0
@@ -92,3 +95,18 @@ class InboxEvent(SQLModel, table=True):
     release: str = ""
     title: str = ""
     payload: str  # the event's JSON
+
+
+class InboxIssueChange(SQLModel, table=True):
+    """One change of an issue's status: when, by whom (a user, or "system" for a regression)."""
+
+    __tablename__ = "inbox_issue_change"
+    __table_args__ = (Index("ix_inbox_issue_change_issue", "issue_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    issue_id: int = Field(foreign_key="inbox_issue.id")
+    at: float
+    actor: str
+    from_status: str
+    to_status: str
+    note: str = ""

@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import case, insert, select, update
 
+from app.inbox import states
 from app.inbox.grouping import group
 from app.models import InboxEvent, InboxIssue, InboxProject
 from app.monitoring import encodings, envelope
@@ -102,13 +103,15 @@ class InboxStore:
         if exists is not None:
             return False
         grouped = group(event)
-        issue_id = connection.execute(select(ISSUES.c.id).where(
+        release = _text(event.get("release"))
+        found = connection.execute(select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release).where(
             ISSUES.c.project_id == project_id, ISSUES.c.fingerprint == grouped.fingerprint,
-        )).scalar()
-        if issue_id is None:
+        )).first()
+        issue_id = found[0] if found else None
+        if found is None:
             issue_id = connection.execute(insert(ISSUES).values(
                 project_id=project_id, fingerprint=grouped.fingerprint, title=grouped.title,
-                culprit=grouped.culprit, level=grouped.level, kind=grouped.kind, status="unresolved",
+                culprit=grouped.culprit, level=grouped.level, kind=grouped.kind, status=states.UNRESOLVED,
                 first_seen=received_at, last_seen=received_at, event_count=1, last_event_id=event_id,
             )).inserted_primary_key[0]
         else:
@@ -116,13 +119,24 @@ class InboxStore:
                 last_seen=case((ISSUES.c.last_seen > received_at, ISSUES.c.last_seen), else_=received_at), event_count=ISSUES.c.event_count + 1,
                 last_event_id=event_id, level=grouped.level,
             ))
+            states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
         connection.execute(insert(EVENTS).values(
             project_id=project_id, issue_id=issue_id, event_id=event_id, received_at=received_at,
             timestamp=_timestamp(event.get("timestamp")), level=grouped.level,
             platform=_text(event.get("platform")), environment=_text(event.get("environment")),
-            release=_text(event.get("release")), title=grouped.title, payload=json.dumps(event),
+            release=release, title=grouped.title, payload=json.dumps(event),
         ))
         return True
+
+
+    def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
+        """Move an issue to another status (see app/inbox/states.py); the status it had."""
+        with self.engine.begin() as connection:
+            return states.change(connection, issue_id, to_status, actor, in_next_release)
+
+    def history(self, issue_id: int) -> list[dict[str, Any]]:
+        with self.engine.connect() as connection:
+            return states.history(connection, issue_id)
 
 
 def _event_id(value: Any) -> str:
@@ -147,7 +161,8 @@ def _text(value: Any) -> str:
 
 ISSUE_COLUMNS = (
     ISSUES.c.id, ISSUES.c.project_id, ISSUES.c.title, ISSUES.c.culprit, ISSUES.c.level, ISSUES.c.kind,
-    ISSUES.c.status, ISSUES.c.first_seen, ISSUES.c.last_seen, ISSUES.c.event_count, ISSUES.c.last_event_id,
+    ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.first_seen, ISSUES.c.last_seen, ISSUES.c.event_count,
+    ISSUES.c.last_event_id,
 )
 
 

@@ -1,0 +1,79 @@
+"""Issue states and their changes, each recorded with its time and actor.
+
+    unresolved ──resolve──▶ resolved ──a new event──▶ regressed (open again)
+        │   ▲                  │ reopen                   │ resolve / ignore
+        │   └──────────────────┘                          ▼
+        └──ignore──▶ ignored ──unignore──▶ unresolved
+
+"Resolve in the next release" remembers the newest release the issue was seen in: only an event
+of another release regresses it (events of the release it was resolved in are expected still).
+"""
+
+from __future__ import annotations
+
+import time
+
+import sqlalchemy
+from sqlalchemy import insert, select, update
+
+from app.models import InboxEvent, InboxIssue, InboxIssueChange
+
+UNRESOLVED, RESOLVED, IGNORED, REGRESSED = "unresolved", "resolved", "ignored", "regressed"
+OPEN = (UNRESOLVED, REGRESSED)
+ALLOWED: dict[str, tuple[str, ...]] = {
+    UNRESOLVED: (RESOLVED, IGNORED),
+    REGRESSED: (RESOLVED, IGNORED),
+    RESOLVED: (UNRESOLVED,),
+    IGNORED: (UNRESOLVED,),
+}
+SYSTEM = "system"
+ISSUES = InboxIssue.__table__
+EVENTS = InboxEvent.__table__
+CHANGES = InboxIssueChange.__table__
+
+
+class StateError(ValueError):
+    """A change the issue's current state does not allow, or an unknown issue."""
+
+
+def change(connection: sqlalchemy.Connection, issue_id: int, to_status: str, actor: str,
+           in_next_release: bool = False) -> str:
+    """Move the issue to `to_status` (by `actor`); the status it had. `StateError` if not allowed."""
+    current = connection.execute(select(ISSUES.c.status).where(ISSUES.c.id == issue_id)).scalar()
+    if current is None:
+        raise StateError(f"There is no issue {issue_id}.")
+    if to_status not in ALLOWED.get(current, ()):
+        raise StateError(f"An issue that is {current} cannot become {to_status}.")
+    release = ""
+    if to_status == RESOLVED and in_next_release:
+        release = connection.execute(
+            select(EVENTS.c.release).where(EVENTS.c.issue_id == issue_id, EVENTS.c.release != "")
+            .order_by(EVENTS.c.id.desc()).limit(1)
+        ).scalar() or ""
+    connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(status=to_status, resolved_in_release=release))
+    note = f"in the release after {release}" if release else ""
+    _record(connection, issue_id, actor, current, to_status, note)
+    return current
+
+
+def after_new_event(connection: sqlalchemy.Connection, issue_id: int, status: str, resolved_in_release: str,
+                    release: str, event_id: str) -> None:
+    """A new event of a resolved issue regresses it (unless it is of the release it was resolved in)."""
+    if status != RESOLVED or (resolved_in_release and release in ("", resolved_in_release)):
+        return
+    connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(status=REGRESSED, resolved_in_release=""))
+    _record(connection, issue_id, SYSTEM, RESOLVED, REGRESSED, f"event {event_id}" + (f" in {release}" if release else ""))
+
+
+def history(connection: sqlalchemy.Connection, issue_id: int) -> list[dict[str, object]]:
+    rows = connection.execute(
+        select(CHANGES.c.at, CHANGES.c.actor, CHANGES.c.from_status, CHANGES.c.to_status, CHANGES.c.note)
+        .where(CHANGES.c.issue_id == issue_id).order_by(CHANGES.c.id)
+    ).mappings().all()
+    return [dict(row) for row in rows]
+
+
+def _record(connection: sqlalchemy.Connection, issue_id: int, actor: str, before: str, after: str, note: str) -> None:
+    connection.execute(insert(CHANGES).values(
+        issue_id=issue_id, at=time.time(), actor=actor, from_status=before, to_status=after, note=note,
+    ))
