@@ -9,7 +9,7 @@ from app.components import error_boundary
 from app.inbox import api as inbox_api
 from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
-from app.pages import home, not_found, try_errors
+from app.pages import home, issue, issues, not_found, try_errors
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +29,8 @@ app.app_wraps[error_boundary.APP_WRAP_KEY] = error_boundary.error_boundary
 app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
 app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE)
 app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)
+app.add_page(issues.page, route=routes.ISSUES, title=issues.TITLE, on_load=issues.IssuesState.load)
+app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.IssueState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)

@@ -134,9 +134,6 @@ class InboxStore:
         with self.engine.begin() as connection:
             return states.change(connection, issue_id, to_status, actor, in_next_release)
 
-    def history(self, issue_id: int) -> list[dict[str, Any]]:
-        with self.engine.connect() as connection:
-            return states.history(connection, issue_id)
 
 
 def _event_id(value: Any) -> str:
@@ -172,9 +169,19 @@ class InboxReader:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
 
-    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-        """Issues, most recently seen first, and how many match in all."""
-        condition = ISSUES.c.status == status if status else sqlalchemy.true()
+    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0,
+               search: str = "") -> tuple[list[dict[str, Any]], int]:
+        """Issues, most recently seen first, and how many match in all. `status` "open" means
+        unresolved or regressed; `search` matches title or culprit (case-insensitive)."""
+        condition = sqlalchemy.true()
+        if status == "open":
+            condition = ISSUES.c.status.in_(states.OPEN)
+        elif status:
+            condition = ISSUES.c.status == status
+        if search.strip():
+            pattern = f"%{search.strip().lower()}%"
+            condition = condition & (sqlalchemy.func.lower(ISSUES.c.title).like(pattern)
+                                     | sqlalchemy.func.lower(ISSUES.c.culprit).like(pattern))
         with self.engine.connect() as connection:
             total = connection.execute(select(sqlalchemy.func.count()).select_from(ISSUES).where(condition)).scalar_one()
             rows = connection.execute(
@@ -187,6 +194,17 @@ class InboxReader:
         with self.engine.connect() as connection:
             row = connection.execute(select(*ISSUE_COLUMNS).where(ISSUES.c.id == issue_id)).mappings().first()
         return dict(row) if row else None
+
+    def latest_event(self, issue_id: int) -> dict[str, Any] | None:
+        with self.engine.connect() as connection:
+            payload = connection.execute(
+                select(EVENTS.c.payload).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(1)
+            ).scalar()
+        return json.loads(payload) if payload else None
+
+    def history(self, issue_id: int) -> list[dict[str, Any]]:
+        with self.engine.connect() as connection:
+            return states.history(connection, issue_id)
 
     def event(self, event_id: str) -> dict[str, Any] | None:
         """The stored event as the SDK sent it, with its issue and project."""

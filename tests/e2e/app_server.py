@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
 import signal
 import socket
@@ -38,8 +40,10 @@ class AppServer:
     def start(self, timeout: float = 900) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")
+        # All addresses of this machine, so that a test can also come from a non-loopback one
+        # (the console refuses those); the tests themselves use 127.0.0.1.
         command = [str(REFLEX), "run", "--env", "prod", "--loglevel", "info",
-                   "--frontend-port", str(self.port), "--backend-host", "127.0.0.1"]
+                   "--frontend-port", str(self.port), "--backend-host", "0.0.0.0"]
         self._process = subprocess.Popen(
             command, cwd=ROOT, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -54,6 +58,15 @@ class AppServer:
             time.sleep(0.5)
         self.stop()
         raise AppServerError(f"the app did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def url_from_elsewhere(self) -> str | None:
+        """The app's URL through this machine's first non-loopback address (None if it has none)."""
+        with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("198.51.100.1", 9))  # a documentation address; no packet is sent, only a route picked
+            address = probe.getsockname()[0]
+            if not ipaddress.ip_address(address).is_loopback:
+                return f"http://{address}:{self.port}"
+        return None
 
     def _answers(self) -> bool:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.inbox import states
-from app.inbox.store import InboxStore
+from app.inbox.store import InboxReader, InboxStore
 from tests.inbox.test_store import error, event_envelope
 
 
@@ -25,9 +25,9 @@ def test_a_resolved_issue_regresses_when_it_happens_again(inbox: InboxStore) -> 
     assert inbox.change_status(issue_id, states.RESOLVED, "ada") == states.UNRESOLVED
     issue_of(inbox)
     assert status(inbox, issue_id) == states.REGRESSED
-    changes = [(c["actor"], c["from_status"], c["to_status"]) for c in inbox.history(issue_id)]
+    changes = [(c["actor"], c["from_status"], c["to_status"]) for c in InboxReader(inbox.engine).history(issue_id)]
     assert changes == [("ada", "unresolved", "resolved"), ("system", "resolved", "regressed")]
-    assert all(c["at"] > 0 for c in inbox.history(issue_id))
+    assert all(c["at"] > 0 for c in InboxReader(inbox.engine).history(issue_id))
 
 
 def test_resolved_in_the_next_release_regresses_only_in_another_release(inbox: InboxStore) -> None:
@@ -38,7 +38,7 @@ def test_resolved_in_the_next_release_regresses_only_in_another_release(inbox: I
     assert status(inbox, issue_id) == states.RESOLVED
     issue_of(inbox, release="shop@1.1")
     assert status(inbox, issue_id) == states.REGRESSED
-    assert inbox.history(issue_id)[-1]["note"] == f"event {_last_event_id(inbox)} in shop@1.1"
+    assert InboxReader(inbox.engine).history(issue_id)[-1]["note"] == f"event {_last_event_id(inbox)} in shop@1.1"
 
 
 def _last_event_id(inbox: InboxStore) -> str:

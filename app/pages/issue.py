@@ -1,0 +1,158 @@
+"""`/issue?id=N`: one issue: its counts and status, actions, history, and its latest event
+(exception chain with frames, breadcrumbs, tags, contexts). Every string from the event is
+rendered as text."""
+
+from __future__ import annotations
+
+import time
+
+import anyio.to_thread
+import reflex as rx
+
+from app import db, routes
+from app.components.layout import layout
+from app.inbox import present, states
+from app.inbox.store import InboxStore
+from app.pages.issues import REFUSED, ago, from_loopback, reader
+
+TITLE = "Issue · Lookout"
+ACTOR = "console (this machine)"  # who changed a status, until sign-in names people
+# (button id, label, status it moves to, in the next release?, statuses it is offered in)
+ACTIONS: list[tuple[str, str, str, bool, tuple[str, ...]]] = [
+    ("issue-resolve", "Resolve", states.RESOLVED, False, states.OPEN),
+    ("issue-resolve-next", "Resolve in next release", states.RESOLVED, True, states.OPEN),
+    ("issue-ignore", "Ignore", states.IGNORED, False, states.OPEN),
+    ("issue-reopen", "Reopen", states.UNRESOLVED, False, (states.RESOLVED,)),
+    ("issue-unignore", "Stop ignoring", states.UNRESOLVED, False, (states.IGNORED,)),
+]
+
+
+class IssueState(rx.State):
+    found: bool = False
+    refused: str = ""
+    message: str = ""
+    issue_id: int = 0
+    title: str = ""
+    culprit: str = ""
+    level: str = ""
+    status: str = ""
+    count: str = ""
+    first_seen: str = ""
+    last_seen: str = ""
+    last_event_id: str = ""
+    stack: list[dict[str, str]] = []
+    breadcrumbs: list[dict[str, str]] = []
+    tags: list[tuple[str, str]] = []
+    contexts: list[tuple[str, str]] = []
+    history: list[dict[str, str]] = []
+
+    async def _read(self) -> None:
+        issue = await anyio.to_thread.run_sync(reader().issue, self.issue_id)
+        self.found = issue is not None
+        if issue is None:
+            return
+        now = time.time()
+        self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
+        self.status, self.count = issue["status"], str(issue["event_count"])
+        self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
+        self.last_event_id = issue["last_event_id"]
+        event = await anyio.to_thread.run_sync(reader().latest_event, self.issue_id) or {}
+        self.stack = present.stack_rows(event)
+        self.breadcrumbs = present.breadcrumb_rows(event)
+        self.tags = present.tag_rows(event)
+        self.contexts = present.context_rows(event)
+        changes = await anyio.to_thread.run_sync(reader().history, self.issue_id)
+        self.history = [{
+            "when": ago(float(c["at"]), now), "actor": str(c["actor"]),
+            "change": f"{c['from_status']} → {c['to_status']}", "note": str(c["note"]),
+        } for c in changes]
+
+    @rx.event
+    async def load(self) -> None:
+        self.message = ""
+        self.refused = "" if from_loopback(self.router.session.client_ip) else REFUSED
+        if self.refused:
+            return
+        text = self.router.url.query_parameters.get("id", "")
+        self.issue_id = int(text) if text.isdigit() else 0
+        await self._read()
+
+    @rx.event
+    async def act(self, to_status: str, in_next_release: bool) -> None:
+        if self.refused:
+            return
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, ACTOR, in_next_release)
+            )
+        except states.StateError as exc:
+            self.message = str(exc)
+        await self._read()
+
+
+def _action(element_id: str, label: str, to_status: str, next_release: bool, offered: tuple[str, ...]) -> rx.Component:
+    return rx.cond(
+        rx.Var.create(list(offered)).contains(IssueState.status),
+        rx.button(label, on_click=IssueState.act(to_status, next_release), id=element_id, variant="soft"),
+    )
+
+
+def stack_row(row: rx.Var[dict[str, str]]) -> rx.Component:
+    return rx.cond(
+        row["kind"] == "exception",
+        rx.heading(row["text"], size="3", margin_top="0.75em", class_name="stack-exception"),
+        rx.box(
+            rx.text(row["text"], size="2", weight=rx.cond(row["in_app"] == "yes", "bold", "regular"),
+                    class_name=rx.cond(row["in_app"] == "yes", "stack-frame in-app", "stack-frame")),
+            rx.cond(row["detail"] != "", rx.code(row["detail"], size="1")),
+            padding_left="1em",
+        ),
+    )
+
+
+def page() -> rx.Component:
+    return layout(
+        rx.link("← Issues", href=routes.ISSUES),
+        rx.cond(
+            IssueState.refused != "",
+            rx.callout(IssueState.refused, color_scheme="red", id="console-refused"),
+            rx.cond(
+                IssueState.found,
+                rx.vstack(
+                    rx.heading(IssueState.title, size="6", id="page-title"),
+                    rx.text(IssueState.culprit, color_scheme="gray", id="issue-culprit"),
+                    rx.hstack(
+                        rx.badge(IssueState.level), rx.badge(IssueState.status, id="issue-status"),
+                        rx.text(IssueState.count, " events · first seen ", IssueState.first_seen,
+                                " · last seen ", IssueState.last_seen, size="2"),
+                        align="center", spacing="3",
+                    ),
+                    rx.hstack(*[_action(*action) for action in ACTIONS], spacing="2"),
+                    rx.cond(IssueState.message != "", rx.callout(IssueState.message, color_scheme="orange")),
+                    rx.heading("Latest event", size="4"),
+                    rx.text("Event ", rx.code(IssueState.last_event_id, id="issue-last-event"), " (",
+                            rx.el.a("JSON", href="/api/inbox/events/" + IssueState.last_event_id), ")", size="2"),
+                    rx.box(rx.foreach(IssueState.stack, stack_row), id="issue-stack", width="100%"),
+                    rx.heading("Breadcrumbs", size="4"),
+                    rx.table.root(rx.table.body(rx.foreach(IssueState.breadcrumbs, lambda b: rx.table.row(
+                        rx.table.cell(b["time"]), rx.table.cell(b["category"]), rx.table.cell(b["level"]),
+                        rx.table.cell(b["message"]),
+                    ))), id="issue-breadcrumbs", width="100%"),
+                    rx.heading("Tags", size="4"),
+                    rx.data_list.root(rx.foreach(IssueState.tags, lambda t: rx.data_list.item(
+                        rx.data_list.label(t[0]), rx.data_list.value(t[1]),
+                    )), id="issue-tags"),
+                    rx.heading("Contexts", size="4"),
+                    rx.data_list.root(rx.foreach(IssueState.contexts, lambda c: rx.data_list.item(
+                        rx.data_list.label(c[0]), rx.data_list.value(rx.code(c[1], size="1")),
+                    )), id="issue-contexts"),
+                    rx.heading("History", size="4"),
+                    rx.foreach(IssueState.history, lambda h: rx.text(
+                        h["when"], " · ", h["actor"], " · ", h["change"], " ", h["note"], size="2", class_name="issue-change",
+                    )),
+                    width="100%", spacing="3",
+                ),
+                rx.text("There is no such issue.", id="issue-missing"),
+            ),
+        ),
+    )

@@ -1,0 +1,165 @@
+"""`/issues`: the inbox's issues, newest activity first, with search, a status filter and pages.
+New events show up without a reload: while the page is open it re-reads the list every 2 s."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+
+import anyio.to_thread
+import reflex as rx
+
+from app import db, routes
+from app.components.layout import layout
+from app.inbox.store import InboxReader
+
+TITLE = "Issues · Lookout"
+PAGE_SIZE = 25
+REFRESH_S = 2.0
+WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
+STATUSES = ["open", "unresolved", "regressed", "resolved", "ignored", "all"]
+REFUSED = "The console can only be used from this machine until sign-in is set up."
+
+
+def reader() -> InboxReader:
+    return InboxReader(db.engine())
+
+
+def from_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def ago(timestamp: float, now: float) -> str:
+    seconds = max(0, int(now - timestamp))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+class IssuesState(rx.State):
+    rows: list[dict[str, str]] = []
+    total: int = 0
+    page_number: int = 0
+    status: str = "open"
+    search: str = ""
+    refused: str = ""
+    watching: bool = False
+
+    @rx.var
+    def pages(self) -> int:
+        return max(1, -(-self.total // PAGE_SIZE))
+
+    def _allowed(self) -> bool:
+        self.refused = "" if from_loopback(self.router.session.client_ip) else REFUSED
+        return not self.refused
+
+    async def _read(self) -> None:
+        status = None if self.status == "all" else self.status
+        found, total = await anyio.to_thread.run_sync(
+            lambda: reader().issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search)
+        )
+        now = time.time()
+        self.total = total
+        self.rows = [{
+            "id": str(issue["id"]), "title": issue["title"], "culprit": issue["culprit"],
+            "level": issue["level"], "status": issue["status"], "count": str(issue["event_count"]),
+            "last_seen": ago(issue["last_seen"], now), "href": f"{routes.ISSUE}?id={issue['id']}",
+        } for issue in found]
+
+    @rx.event
+    async def load(self):
+        if not self._allowed():
+            return
+        await self._read()
+        if not self.watching:
+            return IssuesState.watch
+
+    @rx.event(background=True)
+    async def watch(self) -> None:
+        async with self:
+            self.watching = True
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < WATCH_FOR_S:
+                await asyncio.sleep(REFRESH_S)
+                async with self:
+                    if self.router.url.path.rstrip("/") != routes.ISSUES:
+                        return
+                    await self._read()
+        finally:
+            async with self:
+                self.watching = False
+
+    @rx.event
+    async def set_status_filter(self, status: str) -> None:
+        self.status, self.page_number = status, 0
+        if self._allowed():
+            await self._read()
+
+    @rx.event
+    async def set_search(self, search: str) -> None:
+        self.search, self.page_number = search, 0
+        if self._allowed():
+            await self._read()
+
+    @rx.event
+    async def turn(self, step: int) -> None:
+        self.page_number = min(max(0, self.page_number + step), self.pages - 1)
+        if self._allowed():
+            await self._read()
+
+
+def issue_row(row: rx.Var[dict[str, str]]) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(
+            rx.link(row["title"], href=row["href"], class_name="issue-title"),
+            rx.text(row["culprit"], size="1", color_scheme="gray"),
+        ),
+        rx.table.cell(rx.badge(row["level"])),
+        rx.table.cell(row["status"], class_name="issue-status"),
+        rx.table.cell(row["count"], class_name="issue-count"),
+        rx.table.cell(row["last_seen"]),
+        class_name="issue-row",
+    )
+
+
+def page() -> rx.Component:
+    return layout(
+        rx.heading("Issues", size="7", id="page-title"),
+        rx.cond(
+            IssuesState.refused != "",
+            rx.callout(IssuesState.refused, color_scheme="red", id="console-refused"),
+            rx.vstack(
+                rx.hstack(
+                    rx.input(placeholder="Search titles and culprits", value=IssuesState.search,
+                             on_change=IssuesState.set_search.debounce(300), id="issues-search", width="20em"),
+                    rx.select(STATUSES, value=IssuesState.status, on_change=IssuesState.set_status_filter,
+                              id="issues-status"),
+                    rx.text(IssuesState.total.to_string() + " issues", id="issues-total"),
+                    align="center", spacing="3",
+                ),
+                rx.table.root(
+                    rx.table.header(rx.table.row(
+                        *[rx.table.column_header_cell(h) for h in ("Issue", "Level", "Status", "Events", "Last seen")]
+                    )),
+                    rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
+                    width="100%", id="issues-table",
+                ),
+                rx.hstack(
+                    rx.button("Newer", on_click=IssuesState.turn(-1), disabled=IssuesState.page_number == 0,
+                              variant="outline", id="issues-previous"),
+                    rx.text("Page ", (IssuesState.page_number + 1).to_string(), " of ", IssuesState.pages.to_string()),
+                    rx.button("Older", on_click=IssuesState.turn(1),
+                              disabled=IssuesState.page_number + 1 >= IssuesState.pages, variant="outline",
+                              id="issues-next"),
+                    align="center", spacing="3",
+                ),
+                width="100%",
+            ),
+        ),
+    )

@@ -1,0 +1,79 @@
+"""The console pages in Chromium: issues appear live, an issue resolves and regresses, hostile
+strings stay text, and other machines are refused."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from app.monitoring.settings import DEFAULT_LOCAL_DSN
+from tests.e2e.app_server import AppServer
+from tests.e2e.test_browser_monitoring import open_page
+from tests.monitoring.envelopes import build
+
+
+def report_from_the_try_page(page: Page, message: str) -> None:
+    page.evaluate("(message) => window.lookout.captureException(new Error(message))", message)
+
+
+def test_a_new_error_appears_without_reload_then_resolves_and_regresses(
+    app_server: AppServer, page: Page
+) -> None:
+    message = f"Lookout console test {uuid.uuid4().hex[:8]}"
+    page.goto(app_server.url + "/issues")
+    expect(page.locator("#issues-table")).to_be_visible()
+    trigger = page.context.new_page()
+    open_page(trigger, app_server, "/try")
+    report_from_the_try_page(trigger, message)
+    row = page.locator(".issue-row", has_text=message)
+    expect(row).to_be_visible(timeout=15_000)  # no reload: the list re-reads itself
+    row.locator(".issue-title").click()
+    expect(page.locator("#page-title")).to_have_text(f"Error: {message}")
+    expect(page.locator("#issue-status")).to_have_text("unresolved")
+    expect(page.locator(".stack-exception").first).to_have_text(f"Error: {message}")
+    page.click("#issue-resolve")
+    expect(page.locator("#issue-status")).to_have_text("resolved")
+    open_page(trigger, app_server, "/try")  # a fresh page: the SDK's dedupe would drop a repeat
+    report_from_the_try_page(trigger, message)
+    page.wait_for_timeout(1500)  # the inbox reads the new event in
+    page.reload()
+    expect(page.locator("#issue-status")).to_have_text("regressed", timeout=10_000)
+    expect(page.locator(".issue-change")).to_have_count(2)
+
+
+def test_hostile_strings_in_an_event_stay_text(app_server: AppServer, page: Page) -> None:
+    marker = uuid.uuid4().hex[:8]
+    hostile = f'<img src=x onerror="window.__lookoutXss=1"> {marker}'
+    event = {
+        "event_id": uuid.uuid4().hex, "level": "error", "platform": "javascript",
+        "exception": {"values": [{"type": "<script>window.__lookoutXss=2</script>", "value": hostile,
+                                  "stacktrace": {"frames": [{"function": "<b onmouseover=alert(1)>f</b>", "in_app": True}]}}]},
+        "breadcrumbs": {"values": [{"message": "<script>window.__lookoutXss=3</script>", "timestamp": 1.0}]},
+        "tags": {"evil": "<svg onload=window.__lookoutXss=4>"},
+    }
+    body = build(DEFAULT_LOCAL_DSN, [("event", json.dumps(event).encode())])
+    assert httpx.post(app_server.url + "/monitoring", content=body, headers={"Origin": app_server.url}).status_code == 200
+    page.goto(app_server.url + "/issues")
+    row = page.locator(".issue-row", has_text=marker)
+    expect(row).to_be_visible(timeout=15_000)
+    row.locator(".issue-title").click()
+    expect(page.locator("#page-title")).to_contain_text(hostile)  # shown, literally
+    expect(page.locator("#issue-breadcrumbs")).to_contain_text("<script>window.__lookoutXss=3</script>")
+    expect(page.locator("#issue-tags")).to_contain_text("<svg onload=window.__lookoutXss=4>")
+    assert page.evaluate("() => window.__lookoutXss") is None
+    assert page.locator("#issue-stack img, #issue-stack script, #issue-tags svg").count() == 0
+
+
+def test_other_machines_are_refused_without_sign_in(app_server: AppServer, page: Page) -> None:
+    elsewhere = app_server.url_from_elsewhere()
+    if elsewhere is None:
+        pytest.skip("this machine has no non-loopback address to come from")
+    refused = httpx.get(elsewhere + "/api/inbox/issues")
+    assert refused.status_code == 403 and "from this machine" in refused.json()["detail"]
+    page.goto(elsewhere + "/issues")
+    expect(page.locator("#console-refused")).to_be_visible(timeout=15_000)
+    expect(page.locator("#issues-table")).to_have_count(0)
