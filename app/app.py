@@ -20,7 +20,7 @@ def frontend_exception_handler(exception: Exception) -> None:
 
 
 app = rx.App(
-    api_transformer=[pipeline.tunnel.asgi, inbox_api.build(InboxReader(db.engine()))],
+    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_api.build(InboxReader(db.engine()))],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,

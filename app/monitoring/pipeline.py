@@ -14,6 +14,7 @@ import sentry_sdk
 
 from app import db
 from app.inbox.feeder import InboxFeeder
+from app.inbox.ingest import Ingest
 from app.inbox.store import InboxStore
 from app.monitoring import server
 from app.monitoring.forwarder import Forwarder
@@ -40,6 +41,7 @@ def _wake_forwarder(dsn: str) -> None:
 
 
 tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_forwarder)
+ingest = Ingest(tunnel, inbox)  # Sentry's /api/<project>/envelope/ and /store/, into the inbox
 
 
 @contextlib.asynccontextmanager

@@ -237,14 +237,16 @@ class Tunnel:
                 429, f"Sentry rate-limits {', '.join(categories)} for {wait:.0f} more seconds.",
                 "rate_limited", self.limits.headers(dsn),
             )
-        await self._store(dsn, encoding, categories, parsed.event_id, raw)
+        await self.commit(dsn, encoding, categories, parsed.event_id, raw)
         self.stats.accepted += 1
         if self.status == LOCAL:
             self.stats.local += 1
         self.on_commit(dsn)
         return parsed.event_id, dsn
 
-    async def _store(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes) -> None:
+    async def commit(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes) -> None:
+        """Store one validated envelope in the outbox (`Refused` 503 when there is no room or the
+        database fails); the ingest endpoints of the inbox commit through here too."""
         try:
             room = await self.budget.has_room(len(raw))
             if room:

@@ -17,6 +17,8 @@ class HomeState(rx.State):
     tunnel_path: str = ""
     environment: str = ""
     release: str = ""
+    # Local mode: the DSN another app's Sentry SDK can report to this inbox with.
+    inbox_dsn: str = ""
     # (label, figure, element id) rows of the tunnel's counters, as /monitoring/stats reports them.
     figures: list[tuple[str, str, str]] = []
 
@@ -26,7 +28,15 @@ class HomeState(rx.State):
         self.tunnel_path = SETTINGS.tunnel_path
         self.environment = SETTINGS.environment
         self.release = SETTINGS.release or "(not set)"
+        self.inbox_dsn = inbox_dsn(self.router.headers.host) if SETTINGS.dsn is None else ""
         self.figures = tunnel_figures(await anyio.to_thread.run_sync(pipeline.tunnel.snapshot))
+
+
+def inbox_dsn(host: str) -> str:
+    """The local project's DSN with the host this backend was reached at (its ingest endpoints
+    are on the same port)."""
+    local = SETTINGS.local_dsn
+    return f"http://{local.public_key}@{host or local.netloc}{local.path_prefix}/{local.project_id}"
 
 
 def tunnel_figures(snapshot: dict) -> list[tuple[str, str, str]]:
@@ -60,6 +70,14 @@ def status_panel() -> rx.Component:
             _row("Environment", HomeState.environment, "status-environment"),
             _row("Release", HomeState.release, "status-release"),
             margin_top="0.75em",
+        ),
+        rx.cond(
+            HomeState.inbox_dsn != "",
+            rx.box(
+                rx.heading("Report from another app", size="3", margin_top="1em"),
+                rx.text("Give any Sentry SDK this DSN; its errors land in this inbox:", size="2"),
+                rx.code(HomeState.inbox_dsn, id="inbox-dsn"),
+            ),
         ),
         rx.heading("Tunnel", size="3", margin_top="1em"),
         rx.text(

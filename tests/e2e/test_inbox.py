@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import httpx
@@ -41,3 +43,26 @@ def test_browser_and_backend_errors_become_issues_in_the_inbox(app_server: AppSe
         listed = httpx.get(f"{app_server.url}/api/inbox/issues").json()["issues"]
     [backend] = [i for i in listed if i["title"] == "RuntimeError: Lookout try: a backend error"]
     assert backend["culprit"] == "app.pages.try_errors in raise_error"
+
+
+def test_another_apps_sentry_sdk_reports_into_the_inbox_with_a_lookout_dsn(app_server: AppServer) -> None:
+    """A separate Python process with the real sentry-sdk, its DSN naming this app (as the home
+    page would show it): its event arrives through /api/1/envelope/ and becomes an issue."""
+    dsn = f"http://lookout@127.0.0.1:{app_server.port}/1"
+    script = (
+        "import sentry_sdk\n"
+        f"sentry_sdk.init(dsn={dsn!r}, traces_sample_rate=0)\n"
+        "try:\n    1 / 0\nexcept ZeroDivisionError:\n    print(sentry_sdk.capture_exception())\n"
+        "sentry_sdk.flush(10)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    event_id = done.stdout.strip()
+    stored = inbox_event(app_server, event_id)
+    assert stored["event"]["exception"]["values"][-1]["type"] == "ZeroDivisionError"
+    issue = httpx.get(f"{app_server.url}/api/inbox/issues/{stored['issue_id']}").json()
+    assert issue["title"] == "ZeroDivisionError: division by zero"
+
+
+def test_the_home_page_shows_the_dsn_to_paste_into_another_app(app_server: AppServer, page: Page) -> None:
+    page.goto(app_server.url + "/")
+    expect(page.locator("#inbox-dsn")).to_have_text(f"http://lookout@127.0.0.1:{app_server.port}/1")

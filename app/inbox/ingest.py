@@ -1,0 +1,151 @@
+"""Sentry's standard ingest endpoints, for any SDK configured with a Lookout DSN
+(`http://<public key>@<this host>:<port>/<project id>`), in local mode:
+
+    POST /api/<project_id>/envelope/   an envelope
+    POST /api/<project_id>/store/      one event as JSON (the older protocol)
+
+The key comes from the `sentry_key` query parameter, the `X-Sentry-Auth` header, or the
+envelope header's `dsn`, and must be the project's. The same caps, encodings and envelope
+validation as the tunnel apply; an accepted envelope is committed to the outbox through the
+tunnel (so the feeder reads it into the inbox) before the answer. Any origin may post: the DSN is
+the credential, as with Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from urllib.parse import parse_qs
+
+import anyio.to_thread
+
+from app.inbox.store import InboxStore, UnknownProject
+from app.monitoring import encodings, envelope
+from app.monitoring.ratelimits import category_of
+from app.monitoring.settings import Dsn, SettingsError
+from app.monitoring.tunnel import (
+    ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, Tunnel, read_body, respond,
+)
+
+PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
+CORS = [
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-allow-methods", b"POST, OPTIONS"),
+    (b"access-control-allow-headers", b"Content-Type, Content-Encoding, X-Sentry-Auth"),
+    (b"access-control-max-age", b"86400"),
+]
+
+
+class Ingest:
+    def __init__(self, tunnel: Tunnel, inbox: InboxStore) -> None:
+        self.tunnel = tunnel
+        self.inbox = inbox
+        self.settings = tunnel.settings
+        self._known: set[tuple[int, str]] = set()  # (project id, key) pairs found in the database
+
+    def asgi(self, app: ASGIApp) -> ASGIApp:
+        """Serves the ingest paths and hands everything else to `app` (an `api_transformer`)."""
+
+        async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+            found = PATH.match(scope["path"]) if scope["type"] == "http" else None
+            if found is None:
+                return await app(scope, receive, send)
+            await self.handle(int(found[1]), found[2], scope, receive, send)
+
+        return serve
+
+    async def handle(self, project_id: int, kind: str, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "OPTIONS":
+            await send({"type": "http.response.start", "status": 204, "headers": CORS})
+            return await send({"type": "http.response.body", "body": b""})
+        if scope["method"] != "POST":
+            return await respond(send, 405, b'{"detail":"Use POST."}', [(b"allow", b"POST, OPTIONS"), *CORS])
+        try:
+            event_id = await self.accept(project_id, kind, scope, receive)
+        except Refused as refused:
+            self.tunnel.stats.reject(refused.reason)
+            body = json.dumps({"detail": refused.message}).encode()
+            return await respond(send, refused.status, body, [*CORS, *((k.lower().encode(), v.encode()) for k, v in refused.headers.items())])
+        except ClientGone:
+            return None
+        await respond(send, 200, json.dumps({"id": event_id}).encode(), CORS)
+
+    async def accept(self, project_id: int, kind: str, scope: Scope, receive: Receive) -> str | None:
+        if self.settings.dsn is not None:
+            raise Refused(404, "This Lookout forwards to Sentry (SENTRY_DSN is set); it has no inbox to ingest into.", "no_inbox")
+        request = Request(scope)
+        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes)
+        try:
+            decoded = encodings.decode(raw, request.content_encoding, self.settings.max_envelope_bytes)
+            if kind == "store":
+                parsed, raw, encoding = self._store_as_envelope(decoded, project_id)
+            else:
+                parsed, encoding = envelope.parse(decoded, self.settings.max_item_bytes), request.content_encoding
+        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
+            raise Refused(exc.status, exc.message, "malformed" if exc.status == 400 else "too_large") from exc
+        key = _key(scope) or _key_of_dsn(parsed.dsn, project_id)
+        if not key:
+            raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.", "forbidden_dsn")
+        if not await self._project_has_key(project_id, key):
+            raise Refused(403, f"Project {project_id} of this inbox has no key {key!r}.", "forbidden_dsn")
+        dsn = str(Dsn("http", key, "localhost", None, "", str(project_id)))  # the outbox row's name for it
+        categories = sorted({category_of(item.type) for item in parsed.items})
+        await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw)
+        self.tunnel.stats.accepted += 1
+        self.tunnel.stats.local += 1
+        self.tunnel.on_commit(dsn)
+        return parsed.event_id
+
+    def _store_as_envelope(self, body: bytes, project_id: int) -> tuple[envelope.Envelope, bytes, str]:
+        """The /store/ protocol's JSON event as an envelope of one event item (stored uncompressed)."""
+        try:
+            event = json.loads(body)
+        except ValueError as exc:
+            raise envelope.EnvelopeError(400, f"The event is not valid JSON ({exc}).") from exc
+        if not isinstance(event, dict):
+            raise envelope.EnvelopeError(400, "The event must be a JSON object.")
+        event_id = str(event.get("event_id") or uuid.uuid4().hex)
+        payload = json.dumps(event).encode()
+        if len(payload) > self.settings.max_item_bytes:
+            raise envelope.EnvelopeError(413, f"The event is {len(payload)} bytes; the limit is {self.settings.max_item_bytes}.")
+        raw = b"\n".join([
+            json.dumps({"event_id": event_id}).encode(),
+            json.dumps({"type": "event", "length": len(payload)}).encode(),
+            payload,
+        ])
+        return envelope.parse(raw, self.settings.max_item_bytes), raw, ""
+
+    async def _project_has_key(self, project_id: int, key: str) -> bool:
+        if (project_id, key) in self._known:
+            return True
+        dsn = str(Dsn("http", key, "localhost", None, "", str(project_id)))
+        try:
+            await anyio.to_thread.run_sync(self.inbox.project_for, dsn)
+        except (UnknownProject, SettingsError):  # no such project, or a key that makes no DSN
+            return False
+        self._known.add((project_id, key))
+        return True
+
+
+def _key(scope: Scope) -> str:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    if query.get("sentry_key"):
+        return query["sentry_key"][0]
+    for name, value in scope["headers"]:
+        if name == b"x-sentry-auth":
+            for part in value.decode("latin-1").removeprefix("Sentry ").split(","):
+                field, _, text = part.strip().partition("=")
+                if field == "sentry_key":
+                    return text.strip()
+    return ""
+
+
+def _key_of_dsn(text: str | None, project_id: int) -> str:
+    if not text:
+        return ""
+    try:
+        dsn = Dsn.parse(text)
+    except SettingsError:
+        return ""
+    return dsn.public_key if dsn.project_id == str(project_id) else ""
