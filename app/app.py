@@ -9,7 +9,7 @@ from app.components import error_boundary
 from app.inbox import api as inbox_api
 from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
-from app.pages import home, issue, issues, not_found, try_errors
+from app.pages import home, issue, issues, logs, not_found, traces, try_errors
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +31,9 @@ app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE)
 app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)
 app.add_page(issues.page, route=routes.ISSUES, title=issues.TITLE, on_load=issues.IssuesState.load)
 app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.IssueState.load)
+app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=traces.TracesState.load)
+app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
+app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)

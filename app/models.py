@@ -110,3 +110,45 @@ class InboxIssueChange(SQLModel, table=True):
     from_status: str
     to_status: str
     note: str = ""
+
+
+class InboxTransaction(SQLModel, table=True):
+    """One transaction (a trace's root or service segment) with its spans, as the SDK sent it."""
+
+    __tablename__ = "inbox_transaction"
+    __table_args__ = (
+        Index("ux_inbox_transaction_project_event_id", "project_id", "event_id", unique=True),
+        Index("ix_inbox_transaction_trace", "trace_id"),
+        Index("ix_inbox_transaction_received", "received_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    event_id: str
+    trace_id: str = ""
+    span_id: str = ""
+    parent_span_id: str = ""
+    name: str = ""
+    op: str = ""
+    status: str = ""
+    platform: str = ""
+    start: float = 0.0
+    duration_ms: float = 0.0
+    span_count: int = 0
+    received_at: float
+    payload: str  # the transaction's JSON
+
+
+class InboxLog(SQLModel, table=True):
+    """One log line (an item of a `log` envelope item)."""
+
+    __tablename__ = "inbox_log"
+    __table_args__ = (Index("ix_inbox_log_project_id", "project_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    timestamp: float
+    level: str = "info"
+    body: str = ""
+    trace_id: str = ""
+    attributes: str = "{}"  # JSON: name → value

@@ -5,11 +5,16 @@ TRY = "/try"
 TRY_SLOW = "/try/slow"
 ISSUES = "/issues"
 ISSUE = "/issue"  # ?id=N
+TRACES = "/traces"
+TRACE = "/trace"  # ?id=<trace id>
+LOGS = "/logs"
 NOT_FOUND = "404"  # Reflex's slug for the not-found route
 
 # (label, path) in header order; later pages add themselves here.
 NAVIGATION: list[tuple[str, str]] = [
     ("Overview", HOME),
     ("Issues", ISSUES),
+    ("Traces", TRACES),
+    ("Logs", LOGS),
     ("Try it", TRY),
 ]

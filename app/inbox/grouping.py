@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.inbox.fields import text
+
 TITLE_LENGTH = 200
 DEFAULT_PART = re.compile(r"^\{\{\s*default\s*\}\}$")
 # Order matters: a UUID or an address would otherwise lose its digits to the number rule first.
@@ -44,11 +46,11 @@ class Grouping:
     kind: str  # "error", "message" or "default"
 
 
-def normalise(text: str) -> str:
-    """`text` with the parts that differ between occurrences of one problem replaced."""
+def normalise(value: str) -> str:
+    """`value` with the parts that differ between occurrences of one problem replaced."""
     for pattern, placeholder in VARIABLE_PARTS:
-        text = pattern.sub(placeholder, text)
-    return text
+        value = pattern.sub(placeholder, value)
+    return value
 
 
 def group(event: dict[str, Any]) -> Grouping:
@@ -56,8 +58,8 @@ def group(event: dict[str, Any]) -> Grouping:
     culprit = find_culprit(event, exception)
     if exception is not None:
         kind = "error"
-        kind_name = _text(exception.get("type")) or "Error"
-        value = _text(exception.get("value"))
+        kind_name = text(exception.get("type")) or "Error"
+        value = text(exception.get("value"))
         title = f"{kind_name}: {first_line(value)}" if value else kind_name
         default = (kind_name, normalise(value), culprit)
     elif (message := message_of(event)) is not None:
@@ -66,11 +68,11 @@ def group(event: dict[str, Any]) -> Grouping:
         default = ("message", normalise(message[0]))
     else:
         kind = "default"
-        title = _text(event.get("transaction")) or "<unlabeled event>"
+        title = text(event.get("transaction")) or "<unlabeled event>"
         default = ("default", title)
     parts = fingerprint_parts(event.get("fingerprint"), default)
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
-    level = _text(event.get("level")) or "error"
+    level = text(event.get("level")) or "error"
     return Grouping(digest, parts, title[:TITLE_LENGTH], culprit, level, kind)
 
 
@@ -79,8 +81,8 @@ def fingerprint_parts(fingerprint: Any, default: tuple[str, ...]) -> tuple[str, 
         return default
     parts: list[str] = []
     for part in fingerprint:
-        text = _text(part)
-        parts.extend(default if DEFAULT_PART.match(text) else (text,))
+        value = text(part)
+        parts.extend(default if DEFAULT_PART.match(value) else (value,))
     return tuple(parts)
 
 
@@ -116,13 +118,13 @@ def find_culprit(event: dict[str, Any], exception: dict[str, Any] | None) -> str
     in_app = [f for f in stack if f.get("in_app") is True]
     frame = (in_app or stack or [None])[-1]
     if frame is not None:
-        where = _text(frame.get("module")) or _text(frame.get("filename")) or _text(frame.get("abs_path"))
-        function = _text(frame.get("function"))
+        where = text(frame.get("module")) or text(frame.get("filename")) or text(frame.get("abs_path"))
+        function = text(frame.get("function"))
         if where and function:
             return f"{where} in {function}"
         if where or function:
             return where or function
-    return _text(event.get("culprit")) or _text(event.get("transaction"))
+    return text(event.get("culprit")) or text(event.get("transaction"))
 
 
 def message_of(event: dict[str, Any]) -> tuple[str, str] | None:
@@ -132,8 +134,8 @@ def message_of(event: dict[str, Any]) -> tuple[str, str] | None:
         if isinstance(value, str) and value.strip():
             return value, value
         if isinstance(value, dict):
-            template = _text(value.get("message"))
-            formatted = _text(value.get("formatted")) or template
+            template = text(value.get("message"))
+            formatted = text(value.get("formatted")) or template
             if template or formatted:
                 return template or formatted, formatted
     return None
@@ -141,9 +143,3 @@ def message_of(event: dict[str, Any]) -> tuple[str, str] | None:
 
 def first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else str(value)

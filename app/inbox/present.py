@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from app.inbox.fields import seconds, text
 from app.inbox.grouping import exceptions, frames
 
 MAX_FRAMES = 200
@@ -84,16 +85,62 @@ def _json(value: Any) -> str:
 
 
 def _clock(value: Any) -> str:
+    at = seconds(value)
     try:
-        if isinstance(value, (int, float)):
-            return datetime.fromtimestamp(value, UTC).strftime("%H:%M:%S")
-        if isinstance(value, str):
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).strftime("%H:%M:%S")
+        return "" if at is None else datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S")
     except (ValueError, OverflowError, OSError):
-        pass
-    return ""
+        return ""
 
 
 def _text(value: Any) -> str:
-    text = "" if value is None else value if isinstance(value, str) else str(value)
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+    """The value as a string, cut at MAX_TEXT characters for display."""
+    shown = text(value)
+    return shown if len(shown) <= MAX_TEXT else shown[:MAX_TEXT] + "…"
+
+
+def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """A trace's transactions and spans as one tree, each row placed on the trace's timeline:
+    `left` and `width` in percent of the whole trace, `depth` its nesting."""
+    nodes: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+
+    def add(span_id: str, parent: str, start_value: Any, end_value: Any, label: str, op: str, kind: str) -> None:
+        start, end = seconds(start_value), seconds(end_value)
+        if not span_id or span_id in nodes or start is None:
+            return
+        finish = end if end is not None and end >= start else start
+        nodes[span_id] = {"parent": parent, "start": start, "end": finish, "label": label, "op": op, "kind": kind}
+        order.append(span_id)
+
+    for transaction in transactions:
+        trace = (transaction.get("contexts") or {}).get("trace") or {}
+        add(_text(trace.get("span_id")), _text(trace.get("parent_span_id")), transaction.get("start_timestamp"),
+            transaction.get("timestamp"), _text(transaction.get("transaction")), _text(trace.get("op")), "transaction")
+        for span in transaction.get("spans") or []:
+            if isinstance(span, dict):
+                add(_text(span.get("span_id")), _text(span.get("parent_span_id")), span.get("start_timestamp"),
+                    span.get("timestamp"), _text(span.get("description")) or _text(span.get("op")), _text(span.get("op")), "span")
+    if not nodes:
+        return []
+    begin = min(n["start"] for n in nodes.values())
+    length = max(max(n["end"] for n in nodes.values()) - begin, 1e-6)
+    children: dict[str, list[str]] = {}
+    for span_id in order:
+        children.setdefault(nodes[span_id]["parent"], []).append(span_id)
+    rows: list[dict[str, str]] = []
+
+    def walk(span_id: str, depth: int) -> None:
+        node = nodes[span_id]
+        rows.append({
+            "label": node["label"] or "(unnamed)", "op": node["op"], "kind": node["kind"],
+            "duration": f"{(node['end'] - node['start']) * 1000:.1f} ms",
+            "left": f"{(node['start'] - begin) / length * 100:.2f}%",
+            "width": f"{max((node['end'] - node['start']) / length * 100, 0.3):.2f}%",
+            "indent": f"{depth * 1.25:g}em",
+        })
+        for child in sorted(children.get(span_id, []), key=lambda c: nodes[c]["start"]):
+            walk(child, depth + 1)
+
+    for root in sorted((s for s in order if nodes[s]["parent"] not in nodes), key=lambda s: nodes[s]["start"]):
+        walk(root, 0)
+    return rows

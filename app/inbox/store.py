@@ -1,9 +1,10 @@
 """The embedded inbox's storage: projects, issues and events in the app's database.
 
 `ingest_envelope` takes an envelope exactly as the tunnel stored it (body and content encoding),
-finds the project from the DSN in its header, and keeps each error or message event: grouped into
-an issue (app/inbox/grouping.py), stored once per `event_id`. Item types the inbox does not read
-yet (transactions, logs, sessions, ...) stay in the outbox row the envelope came from.
+finds the project from the DSN in its header, and keeps each error or message event (grouped into
+an issue, app/inbox/grouping.py), each transaction with its spans, and each log line; events and
+transactions once per `event_id`. Item types the inbox does not read yet (sessions, client
+reports, attachments, ...) stay in the outbox row the envelope came from.
 """
 
 from __future__ import annotations
@@ -12,21 +13,23 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy
 from sqlalchemy import case, insert, select, update
 
 from app.inbox import states
+from app.inbox.fields import seconds, text
 from app.inbox.grouping import group
-from app.models import InboxEvent, InboxIssue, InboxProject
+from app.models import InboxEvent, InboxIssue, InboxLog, InboxProject, InboxTransaction
 from app.monitoring import encodings, envelope
 from app.monitoring.settings import Dsn
 
 PROJECTS = InboxProject.__table__
 ISSUES = InboxIssue.__table__
 EVENTS = InboxEvent.__table__
+TRANSACTIONS = InboxTransaction.__table__
+LOGS = InboxLog.__table__
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 EVENT_ITEM_TYPES = ("event",)
 
@@ -38,7 +41,9 @@ class UnknownProject(Exception):
 @dataclass
 class Ingested:
     events: int = 0  # new events stored
-    duplicates: int = 0  # events whose event_id was already stored
+    duplicates: int = 0  # events or transactions whose event_id was already stored
+    transactions: int = 0
+    logs: int = 0
     other_items: dict[str, int] = field(default_factory=dict)  # item types not read (yet)
 
 
@@ -81,6 +86,14 @@ class InboxStore:
         result = Ingested()
         with self.engine.begin() as connection:
             for item in parsed.items:
+                if item.type == "transaction":
+                    added = self._ingest_transaction(connection, project_id, _object(item.payload), received_at)
+                    result.transactions += added
+                    result.duplicates += not added
+                    continue
+                if item.type == "log":
+                    result.logs += self._ingest_logs(connection, project_id, _object(item.payload))
+                    continue
                 if item.type not in EVENT_ITEM_TYPES:
                     result.other_items[item.type] = result.other_items.get(item.type, 0) + 1
                     continue
@@ -103,7 +116,7 @@ class InboxStore:
         if exists is not None:
             return False
         grouped = group(event)
-        release = _text(event.get("release"))
+        release = text(event.get("release"))
         found = connection.execute(select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release).where(
             ISSUES.c.project_id == project_id, ISSUES.c.fingerprint == grouped.fingerprint,
         )).first()
@@ -122,12 +135,46 @@ class InboxStore:
             states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
         connection.execute(insert(EVENTS).values(
             project_id=project_id, issue_id=issue_id, event_id=event_id, received_at=received_at,
-            timestamp=_timestamp(event.get("timestamp")), level=grouped.level,
-            platform=_text(event.get("platform")), environment=_text(event.get("environment")),
+            timestamp=seconds(event.get("timestamp")), level=grouped.level,
+            platform=text(event.get("platform")), environment=text(event.get("environment")),
             release=release, title=grouped.title, payload=json.dumps(event),
         ))
         return True
 
+
+    def _ingest_transaction(self, connection: sqlalchemy.Connection, project_id: int, event: dict[str, Any],
+                            received_at: float) -> bool:
+        event_id = _event_id(event.get("event_id"))
+        exists = connection.execute(select(TRANSACTIONS.c.id).where(
+            TRANSACTIONS.c.project_id == project_id, TRANSACTIONS.c.event_id == event_id,
+        )).first()
+        if exists is not None:
+            return False
+        contexts = event.get("contexts") if isinstance(event.get("contexts"), dict) else {}
+        trace = contexts.get("trace") if isinstance(contexts.get("trace"), dict) else {}
+        start = seconds(event.get("start_timestamp")) or 0.0
+        end = seconds(event.get("timestamp")) or start
+        spans = event.get("spans") if isinstance(event.get("spans"), list) else []
+        connection.execute(insert(TRANSACTIONS).values(
+            project_id=project_id, event_id=event_id, trace_id=text(trace.get("trace_id")),
+            span_id=text(trace.get("span_id")), parent_span_id=text(trace.get("parent_span_id")),
+            name=text(event.get("transaction")), op=text(trace.get("op")), status=text(trace.get("status")),
+            platform=text(event.get("platform")), start=start, duration_ms=max(0.0, (end - start) * 1000),
+            span_count=len(spans), received_at=received_at, payload=json.dumps(event),
+        ))
+        return True
+
+    def _ingest_logs(self, connection: sqlalchemy.Connection, project_id: int, batch: dict[str, Any]) -> int:
+        items = batch.get("items") if isinstance(batch.get("items"), list) else []
+        rows = [{
+            "project_id": project_id, "timestamp": seconds(item.get("timestamp")) or 0.0,
+            "level": text(item.get("level")) or "info", "body": text(item.get("body")),
+            "trace_id": text(item.get("trace_id")),
+            "attributes": json.dumps(item.get("attributes") if isinstance(item.get("attributes"), dict) else {}),
+        } for item in items if isinstance(item, dict)]
+        if rows:
+            connection.execute(insert(LOGS), rows)
+        return len(rows)
 
     def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
@@ -137,23 +184,15 @@ class InboxStore:
 
 
 def _event_id(value: Any) -> str:
-    text = str(value or "").replace("-", "").lower()
-    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else uuid.uuid4().hex
+    found = str(value or "").replace("-", "").lower()
+    return found if len(found) == 32 and all(c in "0123456789abcdef" for c in found) else uuid.uuid4().hex
 
 
-def _timestamp(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
+def _object(payload: bytes) -> dict[str, Any]:
+    value = json.loads(payload)
+    if not isinstance(value, dict):
+        raise envelope.EnvelopeError(400, "An item's payload is not a JSON object.")
+    return value
 
 
 ISSUE_COLUMNS = (
@@ -218,3 +257,57 @@ class InboxReader:
             return None
         issue_id, project_id, received_at, payload = row
         return {"issue_id": issue_id, "project_id": project_id, "received_at": received_at, "event": json.loads(payload)}
+
+
+TRANSACTION_COLUMNS = (
+    TRANSACTIONS.c.id, TRANSACTIONS.c.event_id, TRANSACTIONS.c.trace_id, TRANSACTIONS.c.name, TRANSACTIONS.c.op,
+    TRANSACTIONS.c.status, TRANSACTIONS.c.platform, TRANSACTIONS.c.start, TRANSACTIONS.c.duration_ms,
+    TRANSACTIONS.c.span_count, TRANSACTIONS.c.received_at,
+)
+
+
+class TraceReader:
+    """Read access to transactions (traces) and log lines."""
+
+    def __init__(self, engine: sqlalchemy.Engine) -> None:
+        self.engine = engine
+
+    def transactions(self, limit: int = 50, offset: int = 0, search: str = "") -> tuple[list[dict[str, Any]], int]:
+        """Transactions, newest first, and how many match (`search`: in the name or op)."""
+        condition = sqlalchemy.true()
+        if search.strip():
+            pattern = f"%{search.strip().lower()}%"
+            condition = (sqlalchemy.func.lower(TRANSACTIONS.c.name).like(pattern)
+                         | sqlalchemy.func.lower(TRANSACTIONS.c.op).like(pattern))
+        with self.engine.connect() as connection:
+            total = connection.execute(
+                select(sqlalchemy.func.count()).select_from(TRANSACTIONS).where(condition)
+            ).scalar_one()
+            rows = connection.execute(
+                select(*TRANSACTION_COLUMNS).where(condition)
+                .order_by(TRANSACTIONS.c.id.desc()).limit(limit).offset(offset)
+            ).mappings().all()
+        return [dict(row) for row in rows], int(total)
+
+    def trace(self, trace_id: str) -> list[dict[str, Any]]:
+        """Every stored transaction of the trace, as sent (spans included), earliest first."""
+        with self.engine.connect() as connection:
+            payloads = connection.execute(
+                select(TRANSACTIONS.c.payload).where(TRANSACTIONS.c.trace_id == trace_id.lower())
+                .order_by(TRANSACTIONS.c.start)
+            ).scalars().all()
+        return [json.loads(payload) for payload in payloads]
+
+    def logs(self, limit: int = 200, level: str = "", search: str = "") -> list[dict[str, Any]]:
+        """Log lines, newest first (`level`: exactly; `search`: in the body)."""
+        condition = sqlalchemy.true()
+        if level:
+            condition = condition & (LOGS.c.level == level)
+        if search.strip():
+            condition = condition & sqlalchemy.func.lower(LOGS.c.body).like(f"%{search.strip().lower()}%")
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
+                .where(condition).order_by(LOGS.c.id.desc()).limit(limit)
+            ).mappings().all()
+        return [dict(row) for row in rows]

@@ -10,10 +10,11 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
+from app.components.console import ConsoleState, ago, unless_refused
 from app.components.layout import layout
 from app.inbox import present, states
 from app.inbox.store import InboxStore
-from app.pages.issues import REFUSED, ago, from_loopback, reader
+from app.pages.issues import reader
 
 TITLE = "Issue · Lookout"
 ACTOR = "console (this machine)"  # who changed a status, until sign-in names people
@@ -27,9 +28,8 @@ ACTIONS: list[tuple[str, str, str, bool, tuple[str, ...]]] = [
 ]
 
 
-class IssueState(rx.State):
+class IssueState(ConsoleState, rx.State):
     found: bool = False
-    refused: str = ""
     message: str = ""
     issue_id: int = 0
     title: str = ""
@@ -47,6 +47,8 @@ class IssueState(rx.State):
     history: list[dict[str, str]] = []
 
     async def _read(self) -> None:
+        text = self.router.url.query_parameters.get("id", "")
+        self.issue_id = int(text) if text.isdigit() else 0
         issue = await anyio.to_thread.run_sync(reader().issue, self.issue_id)
         self.found = issue is not None
         if issue is None:
@@ -68,19 +70,10 @@ class IssueState(rx.State):
         } for c in changes]
 
     @rx.event
-    async def load(self) -> None:
-        self.message = ""
-        self.refused = "" if from_loopback(self.router.session.client_ip) else REFUSED
-        if self.refused:
-            return
-        text = self.router.url.query_parameters.get("id", "")
-        self.issue_id = int(text) if text.isdigit() else 0
-        await self._read()
-
-    @rx.event
     async def act(self, to_status: str, in_next_release: bool) -> None:
-        if self.refused:
+        if not self._allowed():
             return
+        self.message = ""
         try:
             await anyio.to_thread.run_sync(
                 lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, ACTOR, in_next_release)
@@ -113,9 +106,8 @@ def stack_row(row: rx.Var[dict[str, str]]) -> rx.Component:
 def page() -> rx.Component:
     return layout(
         rx.link("← Issues", href=routes.ISSUES),
-        rx.cond(
-            IssueState.refused != "",
-            rx.callout(IssueState.refused, color_scheme="red", id="console-refused"),
+        unless_refused(
+            IssueState,
             rx.cond(
                 IssueState.found,
                 rx.vstack(

@@ -3,60 +3,36 @@ New events show up without a reload: while the page is open it re-reads the list
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import time
 
 import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
+from app.components.console import ConsoleState, ago, unless_refused
 from app.components.layout import layout
 from app.inbox.store import InboxReader
 
 TITLE = "Issues · Lookout"
 PAGE_SIZE = 25
-REFRESH_S = 2.0
-WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
 STATUSES = ["open", "unresolved", "regressed", "resolved", "ignored", "all"]
-REFUSED = "The console can only be used from this machine until sign-in is set up."
 
 
 def reader() -> InboxReader:
     return InboxReader(db.engine())
 
 
-def from_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
-
-
-def ago(timestamp: float, now: float) -> str:
-    seconds = max(0, int(now - timestamp))
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
-        if seconds >= size:
-            return f"{seconds // size} {unit} ago"
-    return f"{seconds} s ago"
-
-
-class IssuesState(rx.State):
+class IssuesState(ConsoleState, rx.State):
+    live_route = routes.ISSUES
     rows: list[dict[str, str]] = []
     total: int = 0
     page_number: int = 0
     status: str = "open"
     search: str = ""
-    refused: str = ""
-    watching: bool = False
 
     @rx.var
     def pages(self) -> int:
         return max(1, -(-self.total // PAGE_SIZE))
-
-    def _allowed(self) -> bool:
-        self.refused = "" if from_loopback(self.router.session.client_ip) else REFUSED
-        return not self.refused
 
     async def _read(self) -> None:
         status = None if self.status == "all" else self.status
@@ -70,30 +46,6 @@ class IssuesState(rx.State):
             "level": issue["level"], "status": issue["status"], "count": str(issue["event_count"]),
             "last_seen": ago(issue["last_seen"], now), "href": f"{routes.ISSUE}?id={issue['id']}",
         } for issue in found]
-
-    @rx.event
-    async def load(self):
-        if not self._allowed():
-            return
-        await self._read()
-        if not self.watching:
-            return IssuesState.watch
-
-    @rx.event(background=True)
-    async def watch(self) -> None:
-        async with self:
-            self.watching = True
-        started = time.monotonic()
-        try:
-            while time.monotonic() - started < WATCH_FOR_S:
-                await asyncio.sleep(REFRESH_S)
-                async with self:
-                    if self.router.url.path.rstrip("/") != routes.ISSUES:
-                        return
-                    await self._read()
-        finally:
-            async with self:
-                self.watching = False
 
     @rx.event
     async def set_status_filter(self, status: str) -> None:
@@ -131,9 +83,8 @@ def issue_row(row: rx.Var[dict[str, str]]) -> rx.Component:
 def page() -> rx.Component:
     return layout(
         rx.heading("Issues", size="7", id="page-title"),
-        rx.cond(
-            IssuesState.refused != "",
-            rx.callout(IssuesState.refused, color_scheme="red", id="console-refused"),
+        unless_refused(
+            IssuesState,
             rx.vstack(
                 rx.hstack(
                     rx.input(placeholder="Search titles and culprits", value=IssuesState.search,

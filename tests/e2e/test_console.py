@@ -77,3 +77,32 @@ def test_other_machines_are_refused_without_sign_in(app_server: AppServer, page:
     page.goto(elsewhere + "/issues")
     expect(page.locator("#console-refused")).to_be_visible(timeout=15_000)
     expect(page.locator("#issues-table")).to_have_count(0)
+
+
+def test_the_slow_handler_shows_as_one_trace_from_click_to_sql(app_server: AppServer, page: Page) -> None:
+    open_page(page, app_server, "/try")
+    page.click("#try-backend-slow")
+    expect(page.locator("#try-confirmation")).to_contain_text("Slow handler: done", timeout=10_000)
+    page.wait_for_timeout(1500)  # the backend's transaction reaches the inbox
+    page.goto(app_server.url + "/traces")
+    row = page.locator(".trace-row", has_text="TryState.slow_work").first
+    expect(row).to_be_visible(timeout=15_000)
+    row.locator(".trace-name").click()
+    labels = page.locator(".waterfall-label")
+    expect(labels.filter(has_text="TryState.slow_work")).to_have_count(1, timeout=10_000)
+    expect(labels.filter(has_text="select count(*) from outbox")).to_have_count(1)
+    expect(labels.filter(has_text="/ping")).to_have_count(1)
+    # The browser's span for the click is in the same trace, above the backend's transaction.
+    texts = labels.all_text_contents()
+    assert any("slow_work" in t for t in texts[: texts.index(next(t for t in texts if "TryState.slow_work" in t))])
+
+
+def test_log_lines_from_browser_and_backend_stream_into_the_logs_page(app_server: AppServer, page: Page) -> None:
+    page.goto(app_server.url + "/logs")
+    expect(page.locator("#logs-level")).to_be_visible()  # (the table has no height while empty)
+    trigger = page.context.new_page()
+    open_page(trigger, app_server, "/try")
+    trigger.click("#try-backend-log")
+    trigger.click("#try-log")
+    for body in ("Lookout try: a backend log line (from an event handler)", "Lookout try: a log line"):
+        expect(page.locator(".log-body", has_text=body).first).to_be_visible(timeout=20_000)  # no reload

@@ -19,13 +19,16 @@ def test_tunnel_accepts_local_envelopes_and_the_home_page_counts_them(app_server
     assert foreign.status_code == 403
     after = httpx.get(app_server.url + "/monitoring/stats").json()
     assert after["mode"] == "local"
-    assert after["accepted"] == before["accepted"] + 1
-    assert after["outbox"]["local"]["envelopes"] == before["outbox"]["local"]["envelopes"] + 1
+    # At least ours: the app's own SDKs (the server's transactions, a closing page's last posts) may
+    # add envelopes at any moment.
+    assert after["accepted"] >= before["accepted"] + 1
+    assert after["outbox"]["local"]["envelopes"] >= before["outbox"]["local"]["envelopes"] + 1
     assert after["rejected"].get("forbidden_dsn", 0) == before["rejected"].get("forbidden_dsn", 0) + 1
 
     page.goto(app_server.url + "/")
-    expect(page.locator("#figure-accepted")).to_have_text(str(after["accepted"]))
-    expect(page.locator("#figure-local")).to_have_text(str(after["outbox"]["local"]["envelopes"]))
+    expect(page.locator("#figure-accepted")).not_to_have_text("")
+    shown = {key: int(page.locator(f"#figure-{key}").text_content() or 0) for key in ("accepted", "local")}
+    assert shown["accepted"] >= after["accepted"] and shown["local"] >= after["outbox"]["local"]["envelopes"]
 
 
 def test_the_browser_can_post_to_the_tunnel_on_its_own_origin(app_server: AppServer, page: Page) -> None:

@@ -47,3 +47,32 @@ def test_every_sample_can_be_shown(path) -> None:  # noqa: ANN001
     assert all(isinstance(v, str) for row in rows for v in row.values())
     assert all(isinstance(v, str) for row in present.breadcrumb_rows(event) for v in row.values())
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in present.tag_rows(event) + present.context_rows(event))
+
+
+def test_a_trace_is_one_tree_on_one_timeline() -> None:
+    browser = {"transaction": "/try", "start_timestamp": 10.0, "timestamp": 11.0,
+               "contexts": {"trace": {"span_id": "a" * 16, "op": "pageload"}},
+               "spans": [{"span_id": "b" * 16, "parent_span_id": "a" * 16, "op": "ui.reflex.event",
+                          "description": "slow_work", "start_timestamp": 10.2, "timestamp": 10.2}]}
+    backend = {"transaction": "TryState.slow_work", "start_timestamp": 10.25, "timestamp": 10.75,
+               "contexts": {"trace": {"span_id": "c" * 16, "parent_span_id": "b" * 16, "op": "reflex.event"}},
+               "spans": [{"span_id": "d" * 16, "parent_span_id": "c" * 16, "op": "db",
+                          "description": "select 1", "start_timestamp": 10.3, "timestamp": 10.4}]}
+    rows = present.waterfall_rows([backend, browser])  # any order in, the tree out
+    assert [(r["label"], r["indent"]) for r in rows] == [
+        ("/try", "0em"), ("slow_work", "1.25em"), ("TryState.slow_work", "2.5em"), ("select 1", "3.75em"),
+    ]
+    assert (rows[0]["left"], rows[0]["width"], rows[0]["duration"]) == ("0.00%", "100.00%", "1000.0 ms")
+    assert (rows[2]["left"], rows[2]["width"]) == ("25.00%", "50.00%")
+    assert rows[1]["width"] == "0.30%"  # an instant is still visible
+    assert present.waterfall_rows([]) == []
+
+
+def test_iso_timestamps_as_sentry_python_sends_them_are_placed_too() -> None:
+    backend = {"transaction": "handler", "start_timestamp": "2026-11-22T10:00:00.000000Z",
+               "timestamp": "2026-11-22T10:00:00.500000Z", "contexts": {"trace": {"span_id": "c" * 16}},
+               "spans": [{"span_id": "d" * 16, "parent_span_id": "c" * 16, "description": "select 1",
+                          "start_timestamp": "2026-11-22T10:00:00.100000Z", "timestamp": "2026-11-22T10:00:00.200000Z"}]}
+    rows = present.waterfall_rows([backend])
+    assert [(r["label"], r["duration"], r["left"]) for r in rows] == [
+        ("handler", "500.0 ms", "0.00%"), ("select 1", "100.0 ms", "20.00%")]

@@ -75,13 +75,52 @@ def test_the_project_comes_from_the_envelope_or_the_outbox_row(inbox: InboxStore
         inbox.ingest_envelope(event_envelope(error("x"), dsn="http://other@localhost/1"))
 
 
-def test_items_the_inbox_does_not_read_yet_are_counted(inbox: InboxStore) -> None:
-    body = build(LOCAL_DSN, [("transaction", b'{"type":"transaction"}'), ("log", b'{"items":[]}')])
+def test_transactions_with_spans_and_log_lines_are_kept(inbox: InboxStore) -> None:
+    transaction = {
+        "event_id": uuid.uuid4().hex, "type": "transaction", "transaction": "/checkout", "platform": "javascript",
+        "start_timestamp": 100.0, "timestamp": 100.25,
+        "contexts": {"trace": {"trace_id": "a" * 32, "span_id": "b" * 16, "op": "pageload", "status": "ok"}},
+        "spans": [{"span_id": "c" * 16, "parent_span_id": "b" * 16, "op": "http.client", "start_timestamp": 100.05,
+                   "timestamp": 100.15, "description": "GET /api"}],
+    }
+    logs = {"items": [
+        {"timestamp": 100.1, "level": "warn", "body": "slow response", "trace_id": "a" * 32,
+         "attributes": {"route": {"value": "/checkout", "type": "string"}}},
+        {"timestamp": 100.2, "level": "info", "body": "done"},
+    ]}
+    body = build(LOCAL_DSN, [("transaction", json.dumps(transaction).encode()), ("log", json.dumps(logs).encode()),
+                             ("session", b'{"sid":"x"}')])
     result = inbox.ingest_envelope(body)
-    assert (result.events, result.other_items) == (0, {"transaction": 1, "log": 1})
+    assert (result.transactions, result.logs, result.other_items) == (1, 2, {"session": 1})
+    assert inbox.ingest_envelope(body).duplicates == 1  # the transaction again; log lines have no id
+    assert query(inbox, "select name, op, status, trace_id, duration_ms, span_count from inbox_transaction") == [
+        ("/checkout", "pageload", "ok", "a" * 32, 250.0, 1)]
+    assert query(inbox, "select level, body, trace_id from inbox_log order by id limit 2") == [
+        ("warn", "slow response", "a" * 32), ("info", "done", "")]
 
 
 def test_a_project_keeps_its_key(inbox: InboxStore) -> None:
     assert inbox.ensure_project(Dsn.parse(LOCAL_DSN)) == 1  # again: nothing changes
     with pytest.raises(ValueError, match="another public key"):
         inbox.ensure_project(Dsn.parse("http://other@localhost/1"))
+
+
+def test_traces_and_logs_are_read_back(inbox: InboxStore) -> None:
+    from app.inbox.store import TraceReader
+
+    for name, start in (("/a", 1.0), ("/b", 2.0)):
+        body = build(LOCAL_DSN, [("transaction", json.dumps({
+            "event_id": uuid.uuid4().hex, "transaction": name, "start_timestamp": start, "timestamp": start + 0.5,
+            "contexts": {"trace": {"trace_id": "f" * 32, "span_id": uuid.uuid4().hex[:16], "op": "navigation"}},
+        }).encode()), ("log", json.dumps({"items": [
+            {"timestamp": start, "level": "info", "body": f"visited {name}"},
+            {"timestamp": start, "level": "error", "body": f"failed {name}"},
+        ]}).encode())])
+        inbox.ingest_envelope(body)
+    reader = TraceReader(inbox.engine)
+    listed, total = reader.transactions()
+    assert total == 2 and [t["name"] for t in listed] == ["/b", "/a"]
+    assert reader.transactions(search="/A")[1] == 1
+    assert [t["transaction"] for t in reader.trace("F" * 32)] == ["/a", "/b"]
+    assert [line["body"] for line in reader.logs(level="error")] == ["failed /b", "failed /a"]
+    assert [line["body"] for line in reader.logs(search="VISITED /a")] == ["visited /a"]

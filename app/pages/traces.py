@@ -1,0 +1,120 @@
+"""`/traces`: transactions as they arrive (browser page loads and navigations, backend events),
+and `/trace?id=<trace id>`: one trace's transactions and spans as a waterfall."""
+
+from __future__ import annotations
+
+import time
+
+import anyio.to_thread
+import reflex as rx
+
+from app import db, routes
+from app.components.console import ConsoleState, ago, unless_refused
+from app.components.layout import layout
+from app.inbox import present
+from app.inbox.store import TraceReader
+
+TITLE = "Traces · Lookout"
+TRACE_TITLE = "Trace · Lookout"
+PAGE_SIZE = 50
+
+
+def reader() -> TraceReader:
+    return TraceReader(db.engine())
+
+
+class TracesState(ConsoleState, rx.State):
+    live_route = routes.TRACES
+    rows: list[dict[str, str]] = []
+    total: int = 0
+    search: str = ""
+
+    async def _read(self) -> None:
+        found, total = await anyio.to_thread.run_sync(lambda: reader().transactions(PAGE_SIZE, 0, self.search))
+        now = time.time()
+        self.total = total
+        self.rows = [{
+            "name": t["name"] or "(unnamed)", "op": t["op"], "status": t["status"] or "-",
+            "duration": f"{t['duration_ms']:.0f} ms", "spans": str(t["span_count"]), "platform": t["platform"],
+            "when": ago(t["received_at"], now), "href": f"{routes.TRACE}?id={t['trace_id']}",
+        } for t in found]
+
+    @rx.event
+    async def set_search(self, search: str) -> None:
+        self.search = search
+        if not self.refused:
+            await self._read()
+
+
+class TraceState(ConsoleState, rx.State):
+    trace_id: str = ""
+    rows: list[dict[str, str]] = []
+
+    async def _read(self) -> None:
+        self.trace_id = self.router.url.query_parameters.get("id", "")[:64]
+        transactions = await anyio.to_thread.run_sync(reader().trace, self.trace_id)
+        self.rows = present.waterfall_rows(transactions)
+
+
+def page() -> rx.Component:
+    return layout(
+        rx.heading("Traces", size="7", id="page-title"),
+        unless_refused(
+            TracesState,
+            rx.vstack(
+                rx.hstack(
+                    rx.input(placeholder="Search names and operations", value=TracesState.search,
+                             on_change=TracesState.set_search.debounce(300), width="20em"),
+                    rx.text(TracesState.total.to_string(), " transactions"),
+                    align="center", spacing="3",
+                ),
+                rx.table.root(
+                    rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in (
+                        "Transaction", "Operation", "Duration", "Spans", "Status", "Received")])),
+                    rx.table.body(rx.foreach(TracesState.rows, lambda t: rx.table.row(
+                        rx.table.cell(rx.link(t["name"], href=t["href"], class_name="trace-name"),
+                                      rx.text(t["platform"], size="1", color_scheme="gray")),
+                        rx.table.cell(t["op"]), rx.table.cell(t["duration"]), rx.table.cell(t["spans"]),
+                        rx.table.cell(t["status"]), rx.table.cell(t["when"]),
+                        class_name="trace-row",
+                    ))),
+                    width="100%", id="traces-table",
+                ),
+                width="100%",
+            ),
+        ),
+    )
+
+
+def waterfall_row(row: rx.Var[dict[str, str]]) -> rx.Component:
+    return rx.hstack(
+        rx.box(
+            rx.text(row["label"], size="1", weight=rx.cond(row["kind"] == "transaction", "bold", "regular"),
+                    trim="both", class_name="waterfall-label"),
+            rx.text(row["op"], size="1", color_scheme="gray"),
+            padding_left=row["indent"], width="40%", overflow="hidden",
+        ),
+        rx.box(
+            rx.box(height="0.8em", margin_left=row["left"], width=row["width"], border_radius="2px",
+                   background=rx.cond(row["kind"] == "transaction", "var(--accent-9)", "var(--gray-8)")),
+            width="45%",
+        ),
+        rx.text(row["duration"], size="1", width="15%", text_align="right"),
+        width="100%", align="center", class_name="waterfall-row",
+    )
+
+
+def trace_page() -> rx.Component:
+    return layout(
+        rx.link("← Traces", href=routes.TRACES),
+        rx.heading("Trace", size="6", id="page-title"),
+        unless_refused(
+            TraceState,
+            rx.vstack(
+                rx.code(TraceState.trace_id, id="trace-id"),
+                rx.cond(TraceState.rows.length() == 0, rx.text("No transactions of this trace are stored.")),
+                rx.foreach(TraceState.rows, waterfall_row),
+                width="100%", spacing="1", id="waterfall",
+            ),
+        ),
+    )
