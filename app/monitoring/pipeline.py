@@ -15,6 +15,7 @@ import sentry_sdk
 from app import db
 from app.inbox.feeder import InboxFeeder
 from app.inbox.ingest import Ingest
+from app.inbox.retention import Caps, Retention
 from app.inbox.store import InboxStore
 from app.monitoring import server
 from app.monitoring.forwarder import Forwarder
@@ -70,7 +71,7 @@ async def run_inbox() -> AsyncIterator[None]:
     task = None
     if SETTINGS.dsn is None:
         await asyncio.to_thread(inbox.ensure_project, SETTINGS.local_dsn)
-        feeder = InboxFeeder(store, inbox)
+        feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)))
         with sentry_sdk.isolation_scope():  # its queries are no one's breadcrumbs
             task = asyncio.create_task(feeder.run(), name="lookout-inbox-feeder")
     try:

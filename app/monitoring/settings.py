@@ -84,6 +84,12 @@ class Settings:
     # Python logging records at this level and above become Sentry logs and breadcrumbs
     # (LOOKOUT_LOG_LEVEL); ERROR and above also become error events, as sentry-sdk does by default.
     log_level: int = logging.INFO
+    # Inbox retention (local mode), per project; every issue keeps its first and latest event.
+    inbox_max_events: int = 10_000
+    inbox_max_transactions: int = 10_000
+    inbox_max_logs: int = 50_000
+    inbox_max_raw_envelopes: int = 5_000
+    inbox_max_age_days: int = 30
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -165,6 +171,11 @@ class Settings:
             browser_monitoring=_switch(env, "LOOKOUT_BROWSER_MONITORING", defaults.browser_monitoring),
             server_monitoring=_switch(env, "LOOKOUT_SERVER_MONITORING", defaults.server_monitoring),
             log_level=_log_level(env, "LOOKOUT_LOG_LEVEL", defaults.log_level),
+            inbox_max_events=_positive_int(env, "LOOKOUT_INBOX_MAX_EVENTS", defaults.inbox_max_events),
+            inbox_max_transactions=_positive_int(env, "LOOKOUT_INBOX_MAX_TRANSACTIONS", defaults.inbox_max_transactions),
+            inbox_max_logs=_positive_int(env, "LOOKOUT_INBOX_MAX_LOGS", defaults.inbox_max_logs),
+            inbox_max_raw_envelopes=_positive_int(env, "LOOKOUT_INBOX_MAX_RAW_ENVELOPES", defaults.inbox_max_raw_envelopes),
+            inbox_max_age_days=_positive_int(env, "LOOKOUT_INBOX_MAX_AGE_DAYS", defaults.inbox_max_age_days),
         )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 import sqlalchemy
 
 from app.inbox.feeder import REJECTED, InboxFeeder
@@ -44,3 +46,24 @@ def test_a_row_that_cannot_be_read_is_set_aside_with_the_reason(inbox: InboxStor
     assert bad[0] == REJECTED and bad[1]
     assert stranger == (REJECTED, "No project of this inbox has the DSN http://stranger@localhost/9.")
     assert good == (INBOXED, "") and (feeder.ingested, feeder.rejected) == (1, 2)
+
+
+@pytest.mark.anyio
+async def test_the_running_feeder_reads_rows_and_applies_retention(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    import asyncio
+
+    from app.inbox.retention import Caps, Retention
+
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(error("'same'"))) for _ in range(5)])
+    feeder = InboxFeeder(outbox, inbox, idle_s=0.05, retention=Retention(engine, Caps(events=3)), retention_every_s=0.1)
+    task = asyncio.create_task(feeder.run())
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if feeder.ingested == 5 and query(inbox, "select count(*) from inbox_event") == [(3,)]:
+                break
+    finally:
+        task.cancel()
+    assert feeder.ingested == 5
+    assert query(inbox, "select count(*) from inbox_event") == [(3,)]  # cut to the cap on a later pass

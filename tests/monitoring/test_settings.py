@@ -86,3 +86,13 @@ def test_server_reporting_defaults_and_overrides() -> None:
 def test_bad_log_level_is_refused(value: str) -> None:
     with pytest.raises(SettingsError, match="LOOKOUT_LOG_LEVEL .* must be one of DEBUG, INFO"):
         Settings.from_env({"LOOKOUT_LOG_LEVEL": value})
+
+
+def test_inbox_retention_caps_come_from_the_environment() -> None:
+    from app.inbox.retention import Caps
+
+    assert Caps.from_settings(Settings.from_env({})) == Caps(10_000, 10_000, 50_000, 5_000, 30.0)
+    settings = Settings.from_env({"LOOKOUT_INBOX_MAX_EVENTS": "500", "LOOKOUT_INBOX_MAX_AGE_DAYS": "7"})
+    assert (Caps.from_settings(settings).events, Caps.from_settings(settings).max_age_days) == (500, 7.0)
+    with pytest.raises(SettingsError, match="LOOKOUT_INBOX_MAX_LOGS 'many' must be a positive whole number"):
+        Settings.from_env({"LOOKOUT_INBOX_MAX_LOGS": "many"})

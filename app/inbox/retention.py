@@ -1,0 +1,130 @@
+"""Retention: the inbox keeps at most so many events per project, none older than so many days.
+
+Events over the count cap go from the biggest issues first (the issue with the most stored events
+loses its oldest, until it is no bigger than the next), so a flood of one error cannot push out
+the only event of another. Every issue keeps its first and its latest event whatever the caps
+say. Transactions and log lines have count and age caps of their own (oldest first); the raw
+envelopes the feeder has read ("inboxed" outbox rows) too, so local mode never fills the outbox.
+An issue's event count stays what it was: it counts what happened, not what is kept.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+
+import sqlalchemy
+from sqlalchemy import delete, func, select
+
+from app.inbox.store import EVENTS, LOGS, TRANSACTIONS
+from app.monitoring.outbox import INBOXED, TABLE as OUTBOX
+from app.monitoring.settings import Settings
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Caps:
+    events: int = 10_000  # per project
+    transactions: int = 10_000  # per project
+    logs: int = 50_000  # per project
+    raw_envelopes: int = 5_000  # inboxed outbox rows, all projects
+    max_age_days: float = 30.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Caps:
+        return cls(settings.inbox_max_events, settings.inbox_max_transactions, settings.inbox_max_logs,
+                   settings.inbox_max_raw_envelopes, float(settings.inbox_max_age_days))
+
+
+@dataclass
+class Evicted:
+    events: int = 0
+    transactions: int = 0
+    logs: int = 0
+    raw_envelopes: int = 0
+
+
+class Retention:
+    def __init__(self, engine: sqlalchemy.Engine, caps: Caps) -> None:
+        self.engine = engine
+        self.caps = caps
+
+    def run(self, now: float | None = None) -> Evicted:
+        cutoff = (time.time() if now is None else now) - self.caps.max_age_days * DAY
+        evicted = Evicted()
+        with self.engine.begin() as connection:
+            protected = self._protected(connection)
+            old = select(EVENTS.c.id).where(EVENTS.c.received_at < cutoff)
+            evicted.events += self._delete_events(connection, [i for i in connection.execute(old).scalars() if i not in protected])
+            projects = connection.execute(select(EVENTS.c.project_id).distinct()).scalars().all()
+            for project_id in projects:
+                evicted.events += self._over_count(connection, project_id, protected)
+            evicted.transactions = self._oldest_first(connection, TRANSACTIONS, TRANSACTIONS.c.received_at, cutoff, self.caps.transactions)
+            evicted.logs = self._oldest_first(connection, LOGS, LOGS.c.timestamp, cutoff, self.caps.logs)
+            evicted.raw_envelopes = self._raw(connection, cutoff)
+        return evicted
+
+    def _protected(self, connection: sqlalchemy.Connection) -> set[int]:
+        """Every issue's first and latest stored event."""
+        rows = connection.execute(select(func.min(EVENTS.c.id), func.max(EVENTS.c.id)).group_by(EVENTS.c.issue_id))
+        return {event_id for pair in rows for event_id in pair}
+
+    def _over_count(self, connection: sqlalchemy.Connection, project_id: int, protected: set[int]) -> int:
+        counts = dict(connection.execute(
+            select(EVENTS.c.issue_id, func.count()).where(EVENTS.c.project_id == project_id).group_by(EVENTS.c.issue_id)
+        ).all())
+        excess = sum(counts.values()) - self.caps.events
+        if excess <= 0:
+            return 0
+        # How many each issue gives up: repeatedly the biggest, down to the next biggest's size.
+        heap = [(-count, issue_id) for issue_id, count in counts.items() if count > 2]
+        heapq.heapify(heap)
+        taking: dict[int, int] = {}
+        while excess > 0 and heap:
+            negative, issue_id = heapq.heappop(heap)
+            size = -negative
+            floor = max(2, -heap[0][0] if heap else 2)
+            take = min(excess, max(1, size - floor), size - 2)
+            if take <= 0:
+                continue
+            taking[issue_id] = taking.get(issue_id, 0) + take
+            excess -= take
+            if size - take > 2:
+                heapq.heappush(heap, (-(size - take), issue_id))
+        doomed: list[int] = []
+        for issue_id, take in taking.items():
+            oldest = connection.execute(
+                select(EVENTS.c.id).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id).limit(take + 2)
+            ).scalars().all()
+            doomed.extend([event_id for event_id in oldest if event_id not in protected][:take])
+        return self._delete_events(connection, doomed)
+
+    def _delete_events(self, connection: sqlalchemy.Connection, ids: list[int]) -> int:
+        for start in range(0, len(ids), 500):
+            connection.execute(delete(EVENTS).where(EVENTS.c.id.in_(ids[start:start + 500])))
+        return len(ids)
+
+    def _oldest_first(self, connection: sqlalchemy.Connection, table: sqlalchemy.Table, at: sqlalchemy.Column,
+                      cutoff: float, cap: int) -> int:
+        removed = connection.execute(delete(table).where(at < cutoff)).rowcount or 0
+        for project_id in connection.execute(select(table.c.project_id).distinct()).scalars().all():
+            keep_from = connection.execute(
+                select(table.c.id).where(table.c.project_id == project_id).order_by(table.c.id.desc()).offset(cap).limit(1)
+            ).scalar()
+            if keep_from is not None:
+                removed += connection.execute(
+                    delete(table).where(table.c.project_id == project_id, table.c.id <= keep_from)
+                ).rowcount or 0
+        return removed
+
+    def _raw(self, connection: sqlalchemy.Connection, cutoff: float) -> int:
+        inboxed = OUTBOX.c.status == INBOXED
+        removed = connection.execute(delete(OUTBOX).where(inboxed, OUTBOX.c.received_at < cutoff)).rowcount or 0
+        keep_from = connection.execute(
+            select(OUTBOX.c.id).where(inboxed).order_by(OUTBOX.c.id.desc()).offset(self.caps.raw_envelopes).limit(1)
+        ).scalar()
+        if keep_from is not None:
+            removed += connection.execute(delete(OUTBOX).where(inboxed, OUTBOX.c.id <= keep_from)).rowcount or 0
+        return removed

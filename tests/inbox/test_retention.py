@@ -1,0 +1,68 @@
+"""Retention on a real inbox: biggest issues give up their oldest events first, every issue
+keeps its first and latest event, and transactions, logs and raw envelopes stay under their caps."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+from app.inbox.retention import DAY, Caps, Retention
+from app.inbox.store import InboxStore
+from app.monitoring.outbox import INBOXED, OutboxStore
+from tests.inbox.conftest import LOCAL_DSN
+from tests.inbox.test_store import error, event_envelope, query
+from tests.monitoring.envelopes import build
+
+
+def add(inbox: InboxStore, value: str, count: int, at: float = 1000.0) -> list[str]:
+    ids = []
+    for n in range(count):
+        event = error(value)
+        inbox.ingest_envelope(event_envelope(event), received_at=at + n)
+        ids.append(event["event_id"])
+    return ids
+
+
+def kept(inbox: InboxStore, ids: list[str]) -> list[str]:
+    stored = {row[0] for row in query(inbox, "select event_id from inbox_event")}
+    return [i for i in ids if i in stored]
+
+
+def test_the_biggest_issue_gives_up_its_oldest_events_but_keeps_first_and_latest(inbox: InboxStore) -> None:
+    flood, rare = add(inbox, "'flood'", 8), add(inbox, "'rare'", 2)
+    evicted = Retention(inbox.engine, Caps(events=5)).run(now=2000.0)
+    assert evicted.events == 5
+    assert kept(inbox, flood) == [flood[0], flood[6], flood[7]]  # first, then the newest
+    assert kept(inbox, rare) == rare
+    assert query(inbox, "select event_count from inbox_issue order by id") == [(8,), (2,)]  # what happened
+
+
+def test_two_big_issues_shrink_together(inbox: InboxStore) -> None:
+    first, second = add(inbox, "'a'", 6), add(inbox, "'b'", 6)
+    Retention(inbox.engine, Caps(events=8)).run(now=2000.0)
+    assert (len(kept(inbox, first)), len(kept(inbox, second))) == (4, 4)
+
+
+def test_old_events_go_except_each_issues_first_and_latest(inbox: InboxStore) -> None:
+    old = add(inbox, "'old'", 4, at=1000.0)
+    Retention(inbox.engine, Caps(max_age_days=1)).run(now=1000.0 + 2 * DAY)
+    assert kept(inbox, old) == [old[0], old[3]]
+
+
+def test_transactions_logs_and_raw_envelopes_keep_the_newest(inbox: InboxStore) -> None:
+    outbox = OutboxStore(inbox.engine)
+    now = time.time()
+    for n in range(5):
+        body = build(LOCAL_DSN, [
+            ("transaction", json.dumps({"event_id": uuid.uuid4().hex, "transaction": f"/t{n}", "start_timestamp": now,
+                                        "timestamp": now, "contexts": {"trace": {"trace_id": "a" * 32}}}).encode()),
+            ("log", json.dumps({"items": [{"timestamp": now + n, "level": "info", "body": f"line {n}"}]}).encode()),
+        ])
+        inbox.ingest_envelope(body, received_at=now)
+        outbox.add_many([{"dsn": LOCAL_DSN, "status": INBOXED, "received_at": now, "size": len(body), "body": body}])
+    evicted = Retention(inbox.engine, Caps(transactions=2, logs=3, raw_envelopes=1)).run()
+    assert (evicted.transactions, evicted.logs, evicted.raw_envelopes) == (3, 2, 4)
+    assert query(inbox, "select name from inbox_transaction order by id") == [("/t3",), ("/t4",)]
+    assert query(inbox, "select body from inbox_log order by id") == [("line 2",), ("line 3",), ("line 4",)]
+    assert query(inbox, "select count(*) from outbox") == [(1,)]
