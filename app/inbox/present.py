@@ -144,3 +144,14 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
     for root in sorted((s for s in order if nodes[s]["parent"] not in nodes), key=lambda s: nodes[s]["start"]):
         walk(root, 0)
     return rows
+
+
+SPARKS = " ▁▂▃▄▅▆▇█"
+
+
+def sparkline(counts: list[int]) -> str:
+    """Counts as a row of block characters, scaled to the largest (a space: none)."""
+    peak = max(counts, default=0)
+    if peak == 0:
+        return SPARKS[0] * len(counts)
+    return "".join(SPARKS[0] if c == 0 else SPARKS[max(1, round(c / peak * (len(SPARKS) - 1)))] for c in counts)

@@ -208,15 +208,22 @@ class InboxReader:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
 
-    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0,
-               search: str = "") -> tuple[list[dict[str, Any]], int]:
-        """Issues, most recently seen first, and how many match in all. `status` "open" means
-        unresolved or regressed; `search` matches title or culprit (case-insensitive)."""
+    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0, search: str = "",
+               level: str = "", environment: str = "", release: str = "",
+               sort: str = "last_seen") -> tuple[list[dict[str, Any]], int]:
+        """Issues, most recently seen first (or most events first: `sort="count"`), and how many
+        match in all. `status` "open" means unresolved or regressed; `search` matches title or
+        culprit (case-insensitive); `environment` and `release` match issues with such an event."""
         condition = sqlalchemy.true()
+        if level:
+            condition = condition & (ISSUES.c.level == level)
+        for column, wanted in ((EVENTS.c.environment, environment), (EVENTS.c.release, release)):
+            if wanted:
+                condition = condition & ISSUES.c.id.in_(select(EVENTS.c.issue_id).where(column == wanted))
         if status == "open":
-            condition = ISSUES.c.status.in_(states.OPEN)
+            condition = condition & ISSUES.c.status.in_(states.OPEN)
         elif status:
-            condition = ISSUES.c.status == status
+            condition = condition & (ISSUES.c.status == status)
         if search.strip():
             pattern = f"%{search.strip().lower()}%"
             condition = condition & (sqlalchemy.func.lower(ISSUES.c.title).like(pattern)
@@ -225,7 +232,8 @@ class InboxReader:
             total = connection.execute(select(sqlalchemy.func.count()).select_from(ISSUES).where(condition)).scalar_one()
             rows = connection.execute(
                 select(*ISSUE_COLUMNS).where(condition)
-                .order_by(ISSUES.c.last_seen.desc(), ISSUES.c.id.desc()).limit(limit).offset(offset)
+                .order_by(ISSUES.c.event_count.desc() if sort == "count" else ISSUES.c.last_seen.desc(), ISSUES.c.id.desc())
+                .limit(limit).offset(offset)
             ).mappings().all()
         return [dict(row) for row in rows], int(total)
 
@@ -234,12 +242,68 @@ class InboxReader:
             row = connection.execute(select(*ISSUE_COLUMNS).where(ISSUES.c.id == issue_id)).mappings().first()
         return dict(row) if row else None
 
-    def latest_event(self, issue_id: int) -> dict[str, Any] | None:
+    def facets(self) -> dict[str, list[str]]:
+        """The levels, environments and releases there are to filter by."""
         with self.engine.connect() as connection:
+            return {
+                "level": sorted(connection.execute(select(ISSUES.c.level).distinct()).scalars()),
+                "environment": sorted(e for e in connection.execute(select(EVENTS.c.environment).distinct()).scalars() if e),
+                "release": sorted(r for r in connection.execute(select(EVENTS.c.release).distinct()).scalars() if r),
+            }
+
+    def latest_event(self, issue_id: int) -> dict[str, Any] | None:
+        found = self.issue_event(issue_id, 0)
+        return found[0] if found else None
+
+    def issue_event(self, issue_id: int, position: int) -> tuple[dict[str, Any], int] | None:
+        """The issue's stored event at `position` (0: the latest, 1: the one before, ...) and how
+        many it has stored."""
+        with self.engine.connect() as connection:
+            stored = connection.execute(
+                select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)
+            ).scalar_one()
             payload = connection.execute(
-                select(EVENTS.c.payload).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(1)
+                select(EVENTS.c.payload).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc())
+                .limit(1).offset(max(0, position))
             ).scalar()
-        return json.loads(payload) if payload else None
+        return (json.loads(payload), int(stored)) if payload else None
+
+    def tag_breakdown(self, issue_id: int, recent: int = 500, top: int = 5) -> list[tuple[str, str]]:
+        """For each tag of the issue's `recent` latest events: its `top` values with their share,
+        as (tag, "value 60 % · other 40 %") rows."""
+        from collections import Counter
+
+        from app.inbox.present import tag_rows
+
+        with self.engine.connect() as connection:
+            payloads = connection.execute(
+                select(EVENTS.c.payload).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(recent)
+            ).scalars().all()
+        values: dict[str, Counter[str]] = {}
+        for payload in payloads:
+            for key, value in tag_rows(json.loads(payload)):
+                values.setdefault(key, Counter())[value] += 1
+        rows = []
+        for key in sorted(values):
+            counted = values[key]
+            total = sum(counted.values())
+            rows.append((key, " · ".join(f"{value} {count * 100 // total} %" for value, count in counted.most_common(top))))
+        return rows
+
+    def hourly(self, issue_ids: list[int], now: float, hours: int = 24) -> dict[int, list[int]]:
+        """Stored events per hour over the last `hours`, oldest hour first, per issue."""
+        start = now - hours * 3600
+        counts = {issue_id: [0] * hours for issue_id in issue_ids}
+        if not issue_ids:
+            return counts
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(EVENTS.c.issue_id, EVENTS.c.received_at)
+                .where(EVENTS.c.issue_id.in_(issue_ids), EVENTS.c.received_at >= start)
+            )
+            for issue_id, received_at in rows:
+                counts[issue_id][min(hours - 1, int((received_at - start) // 3600))] += 1
+        return counts
 
     def history(self, issue_id: int) -> list[dict[str, Any]]:
         with self.engine.connect() as connection:

@@ -39,16 +39,20 @@ class IssueState(ConsoleState, rx.State):
     count: str = ""
     first_seen: str = ""
     last_seen: str = ""
-    last_event_id: str = ""
     stack: list[dict[str, str]] = []
     breadcrumbs: list[dict[str, str]] = []
     tags: list[tuple[str, str]] = []
     contexts: list[tuple[str, str]] = []
     history: list[dict[str, str]] = []
+    breakdown: list[tuple[str, str]] = []
+    position: int = 0  # which stored event is shown: 0 the latest
+    stored: int = 0  # how many events of the issue are stored
+    event_id: str = ""  # the one shown
 
     async def _read(self) -> None:
         text = self.router.url.query_parameters.get("id", "")
-        self.issue_id = int(text) if text.isdigit() else 0
+        if (int(text) if text.isdigit() else 0) != self.issue_id:
+            self.issue_id, self.position = int(text) if text.isdigit() else 0, 0
         issue = await anyio.to_thread.run_sync(reader().issue, self.issue_id)
         self.found = issue is not None
         if issue is None:
@@ -57,8 +61,10 @@ class IssueState(ConsoleState, rx.State):
         self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
         self.status, self.count = issue["status"], str(issue["event_count"])
         self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
-        self.last_event_id = issue["last_event_id"]
-        event = await anyio.to_thread.run_sync(reader().latest_event, self.issue_id) or {}
+        found = await anyio.to_thread.run_sync(reader().issue_event, self.issue_id, self.position)
+        event, self.stored = found if found else ({}, 0)
+        self.event_id = str(event.get("event_id", ""))
+        self.breakdown = await anyio.to_thread.run_sync(reader().tag_breakdown, self.issue_id)
         self.stack = present.stack_rows(event)
         self.breadcrumbs = present.breadcrumb_rows(event)
         self.tags = present.tag_rows(event)
@@ -68,6 +74,14 @@ class IssueState(ConsoleState, rx.State):
             "when": ago(float(c["at"]), now), "actor": str(c["actor"]),
             "change": f"{c['from_status']} → {c['to_status']}", "note": str(c["note"]),
         } for c in changes]
+
+    @rx.event
+    async def turn(self, step: int) -> None:
+        """Show an older (+1) or newer (-1) stored event."""
+        if not self._allowed():
+            return
+        self.position = min(max(0, self.position + step), max(0, self.stored - 1))
+        await self._read()
 
     @rx.event
     async def act(self, to_status: str, in_next_release: bool) -> None:
@@ -121,16 +135,30 @@ def page() -> rx.Component:
                     ),
                     rx.hstack(*[_action(*action) for action in ACTIONS], spacing="2"),
                     rx.cond(IssueState.message != "", rx.callout(IssueState.message, color_scheme="orange")),
-                    rx.heading("Latest event", size="4"),
-                    rx.text("Event ", rx.code(IssueState.last_event_id, id="issue-last-event"), " (",
-                            rx.el.a("JSON", href="/api/inbox/events/" + IssueState.last_event_id), ")", size="2"),
+                    rx.heading("Tags", size="4"),
+                    rx.data_list.root(rx.foreach(IssueState.breakdown, lambda t: rx.data_list.item(
+                        rx.data_list.label(t[0]), rx.data_list.value(t[1]),
+                    )), id="issue-breakdown"),
+                    rx.hstack(
+                        rx.heading(rx.cond(IssueState.position == 0, "Latest event", "An earlier event"), size="4"),
+                        rx.button("Newer", on_click=IssueState.turn(-1), disabled=IssueState.position == 0,
+                                  variant="outline", size="1", id="issue-newer"),
+                        rx.text((IssueState.position + 1).to_string(), " of ", IssueState.stored.to_string(), " stored",
+                                size="2", id="issue-position"),
+                        rx.button("Older", on_click=IssueState.turn(1),
+                                  disabled=IssueState.position + 1 >= IssueState.stored, variant="outline", size="1",
+                                  id="issue-older"),
+                        align="center", spacing="3",
+                    ),
+                    rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
+                            rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
                     rx.box(rx.foreach(IssueState.stack, stack_row), id="issue-stack", width="100%"),
                     rx.heading("Breadcrumbs", size="4"),
                     rx.table.root(rx.table.body(rx.foreach(IssueState.breadcrumbs, lambda b: rx.table.row(
                         rx.table.cell(b["time"]), rx.table.cell(b["category"]), rx.table.cell(b["level"]),
                         rx.table.cell(b["message"]),
                     ))), id="issue-breadcrumbs", width="100%"),
-                    rx.heading("Tags", size="4"),
+                    rx.heading("This event's tags", size="4"),
                     rx.data_list.root(rx.foreach(IssueState.tags, lambda t: rx.data_list.item(
                         rx.data_list.label(t[0]), rx.data_list.value(t[1]),
                     )), id="issue-tags"),

@@ -11,11 +11,14 @@ import reflex as rx
 from app import db, routes
 from app.components.console import ConsoleState, ago, unless_refused
 from app.components.layout import layout
+from app.inbox.present import sparkline
 from app.inbox.store import InboxReader
 
 TITLE = "Issues · Lookout"
 PAGE_SIZE = 25
 STATUSES = ["open", "unresolved", "regressed", "resolved", "ignored", "all"]
+ANY = "any"  # a filter's "no filter" choice (a select's value cannot be empty)
+SORTS = {"last seen": "last_seen", "events": "count"}
 
 
 def reader() -> InboxReader:
@@ -29,6 +32,14 @@ class IssuesState(ConsoleState, rx.State):
     page_number: int = 0
     status: str = "open"
     search: str = ""
+    level: str = ANY
+    environment: str = ANY
+    release: str = ANY
+    sort: str = "last seen"
+    # Choices for the filters, from what is stored.
+    levels: list[str] = [ANY]
+    environments: list[str] = [ANY]
+    releases: list[str] = [ANY]
 
     @rx.var
     def pages(self) -> int:
@@ -36,28 +47,55 @@ class IssuesState(ConsoleState, rx.State):
 
     async def _read(self) -> None:
         status = None if self.status == "all" else self.status
-        found, total = await anyio.to_thread.run_sync(
-            lambda: reader().issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search)
-        )
+        chosen = {name: "" if value == ANY else value
+                  for name, value in (("level", self.level), ("environment", self.environment), ("release", self.release))}
         now = time.time()
+
+        def read() -> tuple[list[dict], int, dict[int, list[int]], dict[str, list[str]]]:
+            found, total = reader().issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search,
+                                           sort=SORTS.get(self.sort, "last_seen"), **chosen)
+            return found, total, reader().hourly([i["id"] for i in found], now), reader().facets()
+
+        found, total, hourly, facets = await anyio.to_thread.run_sync(read)
         self.total = total
+        self.levels, self.environments = [ANY, *facets["level"]], [ANY, *facets["environment"]]
+        self.releases = [ANY, *facets["release"]]
         self.rows = [{
             "id": str(issue["id"]), "title": issue["title"], "culprit": issue["culprit"],
             "level": issue["level"], "status": issue["status"], "count": str(issue["event_count"]),
             "last_seen": ago(issue["last_seen"], now), "href": f"{routes.ISSUE}?id={issue['id']}",
+            "spark": sparkline(hourly[issue["id"]]),
         } for issue in found]
 
     @rx.event
     async def set_status_filter(self, status: str) -> None:
-        self.status, self.page_number = status, 0
+        await self._filter("status", status)
+
+    async def _filter(self, name: str, value: str) -> None:
+        setattr(self, name, value)
+        self.page_number = 0
         if self._allowed():
             await self._read()
 
     @rx.event
+    async def set_level(self, value: str) -> None:
+        await self._filter("level", value)
+
+    @rx.event
+    async def set_environment(self, value: str) -> None:
+        await self._filter("environment", value)
+
+    @rx.event
+    async def set_release(self, value: str) -> None:
+        await self._filter("release", value)
+
+    @rx.event
+    async def set_sort(self, value: str) -> None:
+        await self._filter("sort", value)
+
+    @rx.event
     async def set_search(self, search: str) -> None:
-        self.search, self.page_number = search, 0
-        if self._allowed():
-            await self._read()
+        await self._filter("search", search)
 
     @rx.event
     async def turn(self, step: int) -> None:
@@ -75,6 +113,8 @@ def issue_row(row: rx.Var[dict[str, str]]) -> rx.Component:
         rx.table.cell(rx.badge(row["level"])),
         rx.table.cell(row["status"], class_name="issue-status"),
         rx.table.cell(row["count"], class_name="issue-count"),
+        rx.table.cell(rx.text(row["spark"], font_family="monospace", white_space="pre", title="events per hour, last 24 h",
+                              class_name="issue-spark")),
         rx.table.cell(row["last_seen"]),
         class_name="issue-row",
     )
@@ -91,12 +131,18 @@ def page() -> rx.Component:
                              on_change=IssuesState.set_search.debounce(300), id="issues-search", width="20em"),
                     rx.select(STATUSES, value=IssuesState.status, on_change=IssuesState.set_status_filter,
                               id="issues-status"),
+                    rx.select(IssuesState.levels, value=IssuesState.level, on_change=IssuesState.set_level, id="issues-level"),
+                    rx.select(IssuesState.environments, value=IssuesState.environment,
+                              on_change=IssuesState.set_environment, id="issues-environment"),
+                    rx.select(IssuesState.releases, value=IssuesState.release, on_change=IssuesState.set_release,
+                              id="issues-release"),
+                    rx.select(list(SORTS), value=IssuesState.sort, on_change=IssuesState.set_sort, id="issues-sort"),
                     rx.text(IssuesState.total.to_string() + " issues", id="issues-total"),
                     align="center", spacing="3",
                 ),
                 rx.table.root(
                     rx.table.header(rx.table.row(
-                        *[rx.table.column_header_cell(h) for h in ("Issue", "Level", "Status", "Events", "Last seen")]
+                        *[rx.table.column_header_cell(h) for h in ("Issue", "Level", "Status", "Events", "Last 24 h", "Last seen")]
                     )),
                     rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
                     width="100%", id="issues-table",

@@ -43,6 +43,12 @@ def test_a_new_error_appears_without_reload_then_resolves_and_regresses(
     page.reload()
     expect(page.locator("#issue-status")).to_have_text("regressed", timeout=10_000)
     expect(page.locator(".issue-change")).to_have_count(2)
+    expect(page.locator("#issue-position")).to_have_text("1 of 2 stored")
+    latest = page.locator("#issue-event-id").text_content()
+    page.click("#issue-older")
+    expect(page.locator("#issue-position")).to_have_text("2 of 2 stored")
+    expect(page.locator("#issue-event-id")).not_to_have_text(latest or "")
+    expect(page.locator("#issue-breakdown")).to_contain_text("100 %")
 
 
 def test_hostile_strings_in_an_event_stay_text(app_server: AppServer, page: Page) -> None:

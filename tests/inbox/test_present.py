@@ -76,3 +76,8 @@ def test_iso_timestamps_as_sentry_python_sends_them_are_placed_too() -> None:
     rows = present.waterfall_rows([backend])
     assert [(r["label"], r["duration"], r["left"]) for r in rows] == [
         ("handler", "500.0 ms", "0.00%"), ("select 1", "100.0 ms", "20.00%")]
+
+
+def test_sparkline() -> None:
+    assert present.sparkline([0, 1, 2, 4]) == " ▂▄█"
+    assert present.sparkline([0, 0]) == "  " and present.sparkline([]) == ""

@@ -124,3 +124,28 @@ def test_traces_and_logs_are_read_back(inbox: InboxStore) -> None:
     assert [t["transaction"] for t in reader.trace("F" * 32)] == ["/a", "/b"]
     assert [line["body"] for line in reader.logs(level="error")] == ["failed /b", "failed /a"]
     assert [line["body"] for line in reader.logs(search="VISITED /a")] == ["visited /a"]
+
+
+def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
+    from app.inbox.store import InboxReader
+
+    def add(value: str, count: int, **extra: object) -> None:
+        for n in range(count):
+            inbox.ingest_envelope(event_envelope({**error(value), "tags": {"n": str(n % 2)}, **extra}), received_at=7200.0 + n)
+
+    add("'a'", 3, environment="production", release="shop@1")
+    add("'b'", 1, environment="staging", level="warning")
+    reader = InboxReader(inbox.engine)
+    assert reader.facets() == {"level": ["error", "warning"], "environment": ["production", "staging"], "release": ["shop@1"]}
+    assert [i["title"] for i in reader.issues(environment="staging")[0]] == ["KeyError: 'b'"]
+    assert [i["title"] for i in reader.issues(release="shop@1")[0]] == ["KeyError: 'a'"]
+    assert [i["title"] for i in reader.issues(level="warning")[0]] == ["KeyError: 'b'"]
+    assert [i["event_count"] for i in reader.issues(sort="count")[0]] == [3, 1]
+    issue_a = reader.issues(release="shop@1")[0][0]["id"]
+    latest, stored = reader.issue_event(issue_a, 0)
+    oldest, _ = reader.issue_event(issue_a, 2)
+    assert stored == 3 and latest["tags"] == {"n": "0"} and oldest["tags"] == {"n": "0"}
+    assert reader.issue_event(issue_a, 3) is None
+    breakdown = dict(reader.tag_breakdown(issue_a))
+    assert breakdown["n"] == "0 66 % · 1 33 %" and breakdown["environment"] == "production 100 %"
+    assert reader.hourly([issue_a], now=7200.0 + 3600) == {issue_a: [0] * 23 + [3]}
