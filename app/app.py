@@ -5,11 +5,11 @@ import logging
 import reflex as rx
 
 from app import db, routes, startup
-from app.components import error_boundary
+from app.components import console, error_boundary
 from app.inbox import api as inbox_api
 from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
-from app.pages import home, issue, issues, logs, not_found, traces, try_errors
+from app.pages import home, issue, issues, logs, not_found, sign_in, traces, try_errors
 
 logger = logging.getLogger(__name__)
 
@@ -20,7 +20,7 @@ def frontend_exception_handler(exception: Exception) -> None:
 
 
 app = rx.App(
-    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_api.build(InboxReader(db.engine()))],
+    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_api.build(InboxReader(db.engine()), console.accounts())],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
@@ -34,6 +34,7 @@ app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.Is
 app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=traces.TracesState.load)
 app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
+app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)

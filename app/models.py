@@ -152,3 +152,27 @@ class InboxLog(SQLModel, table=True):
     body: str = ""
     trace_id: str = ""
     attributes: str = "{}"  # JSON: name → value
+
+
+class ConsoleUser(SQLModel, table=True):
+    """Someone who may sign in to the console from another machine (added with the CLI)."""
+
+    __tablename__ = "console_user"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    role: str  # viewer or maintainer
+    password_hash: str  # scrypt, see app/inbox/accounts.py
+    created_at: float
+
+
+class ConsoleSession(SQLModel, table=True):
+    """A signed-in browser: the SHA-256 of its cookie's token, never the token itself."""
+
+    __tablename__ = "console_session"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(unique=True)
+    name: str
+    role: str
+    expires_at: float

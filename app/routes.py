@@ -8,6 +8,7 @@ ISSUE = "/issue"  # ?id=N
 TRACES = "/traces"
 TRACE = "/trace"  # ?id=<trace id>
 LOGS = "/logs"
+SIGN_IN = "/signin"
 NOT_FOUND = "404"  # Reflex's slug for the not-found route
 
 # (label, path) in header order; later pages add themselves here.

@@ -1,4 +1,8 @@
-"""What the console pages share: the access rule, relative times, and keeping a page live."""
+"""What the console pages share: the access rule, relative times, and keeping a page live.
+
+The access rule: from this machine (loopback) the console is open, with every right; from any
+other address it needs a signed-in session (app/inbox/accounts.py), read from the page's cookie.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,27 @@ from typing import ClassVar
 
 import reflex as rx
 
+from app import db, routes
+from app.inbox.accounts import COOKIE, Accounts, Viewer
+
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
-REFUSED = "The console can only be used from this machine until sign-in is set up."
+REFUSED = "Sign in to use the console from another machine."
+THIS_MACHINE = Viewer("this machine", "maintainer")
+_accounts: Accounts | None = None
+
+
+def accounts() -> Accounts:
+    """The console's accounts (LOOKOUT_CONSOLE_USERS is read on first use, i.e. at start-up)."""
+    global _accounts
+    if _accounts is None:
+        _accounts = Accounts(db.engine())
+    return _accounts
+
+
+def viewer_of(client_ip: str, token: str) -> Viewer | None:
+    """Who is using the console: this machine, a signed-in user, or nobody allowed."""
+    return THIS_MACHINE if from_loopback(client_ip) else accounts().session(token)
 
 
 def from_loopback(address: str) -> bool:
@@ -48,13 +70,20 @@ class ConsoleState(rx.State, mixin=True):
     refused: str = ""
     watching: bool = False
     live_route: ClassVar[str] = ""
+    session_token: str = rx.Cookie("", name=COOKIE, same_site="strict", max_age=7 * 86400)
+    viewer: str = ""  # who is signed in ("" from this machine)
 
     async def _read(self) -> None:
         raise NotImplementedError
 
+    def _viewer(self) -> Viewer | None:
+        return viewer_of(self.router.session.client_ip, self.session_token)
+
     def _allowed(self) -> bool:
-        self.refused = "" if from_loopback(self.router.session.client_ip) else REFUSED
-        return not self.refused
+        found = self._viewer()
+        self.refused = "" if found else REFUSED
+        self.viewer = "" if found is None or found is THIS_MACHINE else f"{found.name} ({found.role})"
+        return found is not None
 
     @rx.event
     async def load(self):
@@ -77,5 +106,13 @@ class ConsoleState(rx.State, mixin=True):
 
 
 def unless_refused(state: type[ConsoleState], content: rx.Component) -> rx.Component:
-    """The page's content, or the refusal when the client may not use the console."""
-    return rx.cond(state.refused != "", rx.callout(state.refused, color_scheme="red", id="console-refused"), content)
+    """The page's content, or the refusal (with the way to sign in) when the client may not see it."""
+    return rx.cond(
+        state.refused != "",
+        rx.vstack(
+            rx.callout(state.refused, color_scheme="red", id="console-refused"),
+            rx.link("Sign in", href=routes.SIGN_IN, id="console-sign-in"),
+        ),
+        rx.vstack(rx.cond(state.viewer != "", rx.text("Signed in as ", state.viewer, size="1", id="console-viewer")),
+                  content, width="100%"),
+    )

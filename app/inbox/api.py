@@ -4,7 +4,8 @@
     GET /api/inbox/issues/{id}                                     → the issue, or 404
     GET /api/inbox/events/{event_id}                               → {"event": <as sent>, "issue_id": ...}, or 404
 
-Until sign-in exists, only clients on this machine (loopback) may read: anyone else gets 403.
+Clients on this machine (loopback) may read; anyone else needs a signed-in console session (the
+`lookout_session` cookie of /signin), or gets 401.
 Mounted in front of Reflex's backend (`rx.App(api_transformer=...)`).
 """
 
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from app.inbox.accounts import COOKIE, Accounts
 from app.inbox.store import InboxReader
 
 PREFIX = "/api/inbox"
@@ -40,17 +42,18 @@ def from_loopback(request: Request) -> bool:
 Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
-def local_only(handler: Handler) -> Handler:
-    @functools.wraps(handler)
-    async def guarded(request: Request) -> JSONResponse:
-        if not from_loopback(request):
-            return error(403, "The inbox can only be read from this machine until sign-in is set up.")
-        return await handler(request)
+def build(reader: InboxReader, accounts: Accounts) -> Starlette:
+    def local_only(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        async def guarded(request: Request) -> JSONResponse:
+            if not from_loopback(request):
+                token = request.cookies.get(COOKIE, "")
+                if await anyio.to_thread.run_sync(accounts.session, token) is None:
+                    return error(401, "Sign in at /signin to read the inbox from another machine.")
+            return await handler(request)
 
-    return guarded
+        return guarded
 
-
-def build(reader: InboxReader) -> Starlette:
     @local_only
     async def issues(request: Request) -> JSONResponse:
         try:

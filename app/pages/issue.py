@@ -17,7 +17,6 @@ from app.inbox.store import InboxStore
 from app.pages.issues import reader
 
 TITLE = "Issue · Lookout"
-ACTOR = "console (this machine)"  # who changed a status, until sign-in names people
 # (button id, label, status it moves to, in the next release?, statuses it is offered in)
 ACTIONS: list[tuple[str, str, str, bool, tuple[str, ...]]] = [
     ("issue-resolve", "Resolve", states.RESOLVED, False, states.OPEN),
@@ -87,10 +86,14 @@ class IssueState(ConsoleState, rx.State):
     async def act(self, to_status: str, in_next_release: bool) -> None:
         if not self._allowed():
             return
+        viewer = self._viewer()
+        if viewer is None or not viewer.may_change:
+            self.message = "Only a maintainer can change an issue's status."
+            return
         self.message = ""
         try:
             await anyio.to_thread.run_sync(
-                lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, ACTOR, in_next_release)
+                lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, viewer.name, in_next_release)
             )
         except states.StateError as exc:
             self.message = str(exc)

@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from app.inbox.accounts import hash_password
 from tests.e2e.app_server import AppServer
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.captured import Outbox
 
 LOG_DIR = Path(__file__).parent / "logs"
 E2E_DATABASE = "e2e.db"
+# A console user for the tests that come from another address (tests/e2e/test_console.py).
+VIEWER, VIEWER_PASSWORD = "e2e-viewer", "e2e-viewer-password"
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +30,8 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     server = AppServer(
         log_path=LOG_DIR / f"app-{time.strftime('%Y%m%d-%H%M%S')}.log",
         # A database of its own: the tests never touch the developer's lookout.db.
-        env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": ""},
+        env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": "",
+             "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}"},
     )
     try:
         server.start()

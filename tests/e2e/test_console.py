@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from app.monitoring.settings import DEFAULT_LOCAL_DSN
 from tests.e2e.app_server import AppServer
+from tests.e2e.conftest import VIEWER, VIEWER_PASSWORD
 from tests.e2e.test_browser_monitoring import open_page
 from tests.monitoring.envelopes import build
 
@@ -74,15 +75,31 @@ def test_hostile_strings_in_an_event_stay_text(app_server: AppServer, page: Page
     assert page.locator("#issue-stack img, #issue-stack script, #issue-tags svg").count() == 0
 
 
-def test_other_machines_are_refused_without_sign_in(app_server: AppServer, page: Page) -> None:
+def test_other_machines_must_sign_in_and_viewers_only_read(app_server: AppServer, page: Page) -> None:
     elsewhere = app_server.url_from_elsewhere()
     if elsewhere is None:
         pytest.skip("this machine has no non-loopback address to come from")
     refused = httpx.get(elsewhere + "/api/inbox/issues")
-    assert refused.status_code == 403 and "from this machine" in refused.json()["detail"]
+    assert refused.status_code == 401 and "Sign in" in refused.json()["detail"]
     page.goto(elsewhere + "/issues")
     expect(page.locator("#console-refused")).to_be_visible(timeout=15_000)
     expect(page.locator("#issues-table")).to_have_count(0)
+    page.click("#console-sign-in")
+    page.fill("#sign-in-name", VIEWER)
+    page.fill("#sign-in-password", "not the password")
+    page.click("#sign-in-submit")
+    expect(page.locator("#sign-in-problem")).to_be_visible()
+    page.fill("#sign-in-password", VIEWER_PASSWORD)
+    page.click("#sign-in-submit")
+    expect(page.locator("#console-viewer")).to_have_text(f"Signed in as {VIEWER} (viewer)", timeout=15_000)
+    row = page.locator(".issue-row").first
+    expect(row).to_be_visible()
+    row.locator(".issue-title").click()
+    expect(page.locator("#issue-status")).to_be_visible()
+    before = page.locator("#issue-status").text_content()
+    page.locator("#issue-resolve, #issue-reopen, #issue-unignore").first.click()
+    expect(page.get_by_text("Only a maintainer can change an issue's status.")).to_be_visible()
+    expect(page.locator("#issue-status")).to_have_text(before or "")
 
 
 def test_the_slow_handler_shows_as_one_trace_from_click_to_sql(app_server: AppServer, page: Page) -> None:

@@ -6,15 +6,17 @@ import httpx
 import pytest
 
 from app.inbox import api
+from app.inbox.accounts import COOKIE, Accounts, Viewer
 from app.inbox.store import InboxReader, InboxStore
 from tests.inbox.test_store import error, event_envelope
 
 pytestmark = pytest.mark.anyio
 
 
-def client(inbox: InboxStore, address: str = "127.0.0.1") -> httpx.AsyncClient:
-    app = api.build(InboxReader(inbox.engine))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url="http://lookout.test")
+def client(inbox: InboxStore, address: str = "127.0.0.1", cookies: dict[str, str] | None = None) -> httpx.AsyncClient:
+    app = api.build(InboxReader(inbox.engine), Accounts(inbox.engine, from_env={}))
+    transport = httpx.ASGITransport(app=app, client=(address, 40000))
+    return httpx.AsyncClient(transport=transport, base_url="http://lookout.test", cookies=cookies)
 
 
 async def test_issues_their_detail_and_an_event_as_sent(inbox: InboxStore) -> None:
@@ -45,8 +47,13 @@ async def test_unknown_ids_and_bad_paging_get_a_status_and_a_sentence(inbox: Inb
         assert (await http.get("/api/inbox/issues", params={"limit": 0})).status_code == 400
 
 
-async def test_other_machines_are_refused_until_sign_in_exists(inbox: InboxStore) -> None:
+async def test_other_machines_need_a_signed_in_session(inbox: InboxStore) -> None:
     async with client(inbox, address="203.0.113.9") as http:
         for path in ("/api/inbox/issues", "/api/inbox/issues/1", "/api/inbox/events/x"):
             refused = await http.get(path)
-            assert refused.status_code == 403 and "from this machine" in refused.json()["detail"]
+            assert refused.status_code == 401 and "Sign in at /signin" in refused.json()["detail"]
+    token = Accounts(inbox.engine, from_env={}).start_session(Viewer("alice", "viewer"))
+    async with client(inbox, address="203.0.113.9", cookies={COOKIE: token}) as http:
+        assert (await http.get("/api/inbox/issues")).status_code == 200
+    async with client(inbox, address="203.0.113.9", cookies={COOKIE: "forged"}) as http:
+        assert (await http.get("/api/inbox/issues")).status_code == 401
