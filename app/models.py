@@ -176,3 +176,32 @@ class ConsoleSession(SQLModel, table=True):
     name: str
     role: str
     expires_at: float
+
+
+class InboxFeedback(SQLModel, table=True):
+    """What a user wrote: a `feedback` item (user feedback widget) or a legacy `user_report`."""
+
+    __tablename__ = "inbox_feedback"
+    __table_args__ = (Index("ix_inbox_feedback_event", "project_id", "event_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    received_at: float
+    event_id: str = ""  # the error event it is about, when it names one
+    name: str = ""
+    email: str = ""
+    message: str = ""
+
+
+class InboxCount(SQLModel, table=True):
+    """Counted, not kept: session updates by release, environment and status, and what SDKs
+    reported discarding (client reports) by category and reason."""
+
+    __tablename__ = "inbox_count"
+    __table_args__ = (Index("ux_inbox_count", "project_id", "kind", "key", unique=True),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    kind: str  # "session" or "discarded"
+    key: str  # "release|environment|status" or "category|reason"
+    count: int = 0

@@ -21,7 +21,7 @@ from sqlalchemy import case, insert, select, update
 from app.inbox import states
 from app.inbox.fields import seconds, text
 from app.inbox.grouping import group
-from app.models import InboxEvent, InboxIssue, InboxLog, InboxProject, InboxTransaction
+from app.models import InboxCount, InboxEvent, InboxFeedback, InboxIssue, InboxLog, InboxProject, InboxTransaction
 from app.monitoring import encodings, envelope
 from app.monitoring.settings import Dsn
 
@@ -30,6 +30,9 @@ ISSUES = InboxIssue.__table__
 EVENTS = InboxEvent.__table__
 TRANSACTIONS = InboxTransaction.__table__
 LOGS = InboxLog.__table__
+FEEDBACK = InboxFeedback.__table__
+COUNTS = InboxCount.__table__
+SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 EVENT_ITEM_TYPES = ("event",)
 
@@ -44,6 +47,8 @@ class Ingested:
     duplicates: int = 0  # events or transactions whose event_id was already stored
     transactions: int = 0
     logs: int = 0
+    feedback: int = 0
+    counted: int = 0  # session updates and client reports
     other_items: dict[str, int] = field(default_factory=dict)  # item types not read (yet)
 
 
@@ -93,6 +98,15 @@ class InboxStore:
                     continue
                 if item.type == "log":
                     result.logs += self._ingest_logs(connection, project_id, _object(item.payload))
+                    continue
+                if item.type in ("feedback", "user_report"):
+                    self._ingest_feedback(connection, project_id, item.type, _object(item.payload), received_at)
+                    result.feedback += 1
+                    continue
+                if item.type in ("session", "sessions", "client_report"):
+                    for kind, key, count in _counts(item.type, _object(item.payload)):
+                        self._count(connection, project_id, kind, key, count)
+                    result.counted += 1
                     continue
                 if item.type not in EVENT_ITEM_TYPES:
                     result.other_items[item.type] = result.other_items.get(item.type, 0) + 1
@@ -176,6 +190,27 @@ class InboxStore:
             connection.execute(insert(LOGS), rows)
         return len(rows)
 
+    def _ingest_feedback(self, connection: sqlalchemy.Connection, project_id: int, kind: str,
+                         payload: dict[str, Any], received_at: float) -> None:
+        if kind == "feedback":
+            contexts = payload.get("contexts") if isinstance(payload.get("contexts"), dict) else {}
+            found = contexts.get("feedback") if isinstance(contexts.get("feedback"), dict) else {}
+            values = (found.get("associated_event_id"), found.get("name"), found.get("contact_email"), found.get("message"))
+        else:  # the older user_report
+            values = (payload.get("event_id"), payload.get("name"), payload.get("email"), payload.get("comments"))
+        event_id, name, email, message = (text(v) for v in values)
+        connection.execute(insert(FEEDBACK).values(
+            project_id=project_id, received_at=received_at, event_id=event_id.replace("-", "").lower(),
+            name=name, email=email, message=message,
+        ))
+
+    def _count(self, connection: sqlalchemy.Connection, project_id: int, kind: str, key: str, count: int) -> None:
+        if count <= 0:
+            return
+        where = (COUNTS.c.project_id == project_id, COUNTS.c.kind == kind, COUNTS.c.key == key)
+        if connection.execute(update(COUNTS).where(*where).values(count=COUNTS.c.count + count)).rowcount == 0:
+            connection.execute(insert(COUNTS).values(project_id=project_id, kind=kind, key=key, count=count))
+
     def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
         with self.engine.begin() as connection:
@@ -186,6 +221,25 @@ class InboxStore:
 def _event_id(value: Any) -> str:
     found = str(value or "").replace("-", "").lower()
     return found if len(found) == 32 and all(c in "0123456789abcdef" for c in found) else uuid.uuid4().hex
+
+
+def _counts(item_type: str, payload: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(kind, key, count) for a session update, session aggregates or a client report."""
+    if item_type == "client_report":
+        discarded = payload.get("discarded_events") if isinstance(payload.get("discarded_events"), list) else []
+        return [("discarded", f"{text(d.get('category'))}|{text(d.get('reason'))}", _whole(d.get("quantity")))
+                for d in discarded if isinstance(d, dict)]
+    attrs = payload.get("attrs") if isinstance(payload.get("attrs"), dict) else {}
+    where = f"{text(attrs.get('release'))}|{text(attrs.get('environment'))}"
+    if item_type == "session":
+        return [("session", f"{where}|{text(payload.get('status')) or 'ok'}", 1)]
+    aggregates = payload.get("aggregates") if isinstance(payload.get("aggregates"), list) else []
+    return [("session", f"{where}|{status}", _whole(a.get(status)))
+            for a in aggregates if isinstance(a, dict) for status in SESSION_STATUSES]
+
+
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _object(payload: bytes) -> dict[str, Any]:
@@ -267,6 +321,25 @@ class InboxReader:
                 .limit(1).offset(max(0, position))
             ).scalar()
         return (json.loads(payload), int(stored)) if payload else None
+
+    def feedback(self, issue_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        """What users wrote about the issue's stored events, newest first."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(FEEDBACK.c.received_at, FEEDBACK.c.name, FEEDBACK.c.email, FEEDBACK.c.message)
+                .where(FEEDBACK.c.event_id.in_(select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id)))
+                .order_by(FEEDBACK.c.id.desc()).limit(limit)
+            ).mappings().all()
+        return [dict(row) for row in rows]
+
+    def counts(self, kind: str) -> dict[str, int]:
+        """Session updates ("session": "release|environment|status") or discards ("discarded":
+        "category|reason"), summed over projects."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(COUNTS.c.key, sqlalchemy.func.sum(COUNTS.c.count)).where(COUNTS.c.kind == kind).group_by(COUNTS.c.key)
+            ).all()
+        return {key: int(total) for key, total in rows}
 
     def tag_breakdown(self, issue_id: int, recent: int = 500, top: int = 5) -> list[tuple[str, str]]:
         """For each tag of the issue's `recent` latest events: its `top` values with their share,

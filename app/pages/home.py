@@ -3,7 +3,9 @@
 import anyio.to_thread
 import reflex as rx
 
+from app import db
 from app.components.layout import layout
+from app.inbox.store import InboxReader
 from app.monitoring import pipeline
 from app.monitoring.settings import SETTINGS
 
@@ -19,6 +21,8 @@ class HomeState(rx.State):
     release: str = ""
     # Local mode: the DSN another app's Sentry SDK can report to this inbox with.
     inbox_dsn: str = ""
+    # Local mode: what the inbox counted rather than kept.
+    inbox_counts: list[tuple[str, str]] = []
     # (label, figure, element id) rows of the tunnel's counters, as /monitoring/stats reports them.
     figures: list[tuple[str, str, str]] = []
 
@@ -29,6 +33,10 @@ class HomeState(rx.State):
         self.environment = SETTINGS.environment
         self.release = SETTINGS.release or "(not set)"
         self.inbox_dsn = inbox_dsn(self.router.headers.host) if SETTINGS.dsn is None else ""
+        if SETTINGS.dsn is None:
+            self.inbox_counts = counted(*await anyio.to_thread.run_sync(
+                lambda: (InboxReader(db.engine()).counts("session"), InboxReader(db.engine()).counts("discarded"))
+            ))
         self.figures = tunnel_figures(await anyio.to_thread.run_sync(pipeline.tunnel.snapshot))
 
 
@@ -37,6 +45,20 @@ def inbox_dsn(host: str) -> str:
     are on the same port)."""
     local = SETTINGS.local_dsn
     return f"http://{local.public_key}@{host or local.netloc}{local.path_prefix}/{local.project_id}"
+
+
+def counted(sessions: dict[str, int], discarded: dict[str, int]) -> list[tuple[str, str]]:
+    """Session updates by status, and what SDKs discarded by reason, as (label, figure) rows."""
+    by_status: dict[str, int] = {}
+    for key, count in sessions.items():
+        status = key.rsplit("|", 1)[-1]
+        by_status[status] = by_status.get(status, 0) + count
+    by_reason: dict[str, int] = {}
+    for key, count in discarded.items():
+        reason = key.rsplit("|", 1)[-1]
+        by_reason[reason] = by_reason.get(reason, 0) + count
+    return ([(f"Sessions {status}", str(n)) for status, n in sorted(by_status.items())]
+            + [(f"Discarded by SDKs ({reason})", str(n)) for reason, n in sorted(by_reason.items())])
 
 
 def tunnel_figures(snapshot: dict) -> list[tuple[str, str, str]]:
@@ -77,6 +99,9 @@ def status_panel() -> rx.Component:
                 rx.heading("Report from another app", size="3", margin_top="1em"),
                 rx.text("Give any Sentry SDK this DSN; its errors land in this inbox:", size="2"),
                 rx.code(HomeState.inbox_dsn, id="inbox-dsn"),
+                rx.data_list.root(rx.foreach(HomeState.inbox_counts, lambda row: rx.data_list.item(
+                    rx.data_list.label(row[0]), rx.data_list.value(row[1]),
+                )), margin_top="0.75em", id="inbox-counts"),
             ),
         ),
         rx.heading("Tunnel", size="3", margin_top="1em"),

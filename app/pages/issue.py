@@ -44,6 +44,7 @@ class IssueState(ConsoleState, rx.State):
     contexts: list[tuple[str, str]] = []
     history: list[dict[str, str]] = []
     breakdown: list[tuple[str, str]] = []
+    feedback: list[dict[str, str]] = []
     position: int = 0  # which stored event is shown: 0 the latest
     stored: int = 0  # how many events of the issue are stored
     event_id: str = ""  # the one shown
@@ -64,6 +65,10 @@ class IssueState(ConsoleState, rx.State):
         event, self.stored = found if found else ({}, 0)
         self.event_id = str(event.get("event_id", ""))
         self.breakdown = await anyio.to_thread.run_sync(reader().tag_breakdown, self.issue_id)
+        self.feedback = [{
+            "when": ago(f["received_at"], now), "who": " ".join(filter(None, (f["name"], f["email"]))) or "someone",
+            "message": f["message"],
+        } for f in await anyio.to_thread.run_sync(reader().feedback, self.issue_id)]
         self.stack = present.stack_rows(event)
         self.breadcrumbs = present.breadcrumb_rows(event)
         self.tags = present.tag_rows(event)
@@ -138,6 +143,13 @@ def page() -> rx.Component:
                     ),
                     rx.hstack(*[_action(*action) for action in ACTIONS], spacing="2"),
                     rx.cond(IssueState.message != "", rx.callout(IssueState.message, color_scheme="orange")),
+                    rx.cond(IssueState.feedback.length() > 0, rx.vstack(
+                        rx.heading("What users said", size="4"),
+                        rx.foreach(IssueState.feedback, lambda f: rx.box(
+                            rx.text(f["message"], class_name="issue-feedback"),
+                            rx.text(f["who"], " · ", f["when"], size="1", color_scheme="gray"),
+                        )),
+                    )),
                     rx.heading("Tags", size="4"),
                     rx.data_list.root(rx.foreach(IssueState.breakdown, lambda t: rx.data_list.item(
                         rx.data_list.label(t[0]), rx.data_list.value(t[1]),

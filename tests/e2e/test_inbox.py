@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -9,8 +10,10 @@ import time
 import httpx
 from playwright.sync_api import Page, expect
 
+from app.monitoring.settings import DEFAULT_LOCAL_DSN
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_browser_monitoring import open_page
+from tests.monitoring.envelopes import build
 
 
 def inbox_event(app_server: AppServer, event_id: str, timeout: float = 15) -> dict:
@@ -66,3 +69,22 @@ def test_another_apps_sentry_sdk_reports_into_the_inbox_with_a_lookout_dsn(app_s
 def test_the_home_page_shows_the_dsn_to_paste_into_another_app(app_server: AppServer, page: Page) -> None:
     page.goto(app_server.url + "/")
     expect(page.locator("#inbox-dsn")).to_have_text(f"http://lookout@127.0.0.1:{app_server.port}/1")
+
+
+def test_session_updates_and_discards_are_counted_on_the_home_page(app_server: AppServer, page: Page) -> None:
+    """(The browser SDK sends sessions only when a release is set; the e2e app has none, so the
+    session comes as any SDK with a release would send it, through the tunnel.)"""
+    session = {"sid": "e2e", "status": "crashed", "attrs": {"release": "shop@1", "environment": "e2e"}}
+    report = {"discarded_events": [{"reason": "ratelimit_backoff", "category": "error", "quantity": 3}]}
+    body = build(DEFAULT_LOCAL_DSN, [("session", json.dumps(session).encode()), ("client_report", json.dumps(report).encode())])
+    assert httpx.post(app_server.url + "/monitoring", content=body, headers={"Origin": app_server.url}).status_code == 200
+    deadline = time.monotonic() + 15
+    while True:
+        page.goto(app_server.url + "/")
+        counts = page.locator("#inbox-counts")
+        expect(counts).to_be_attached()
+        if "Sessions crashed" in (counts.text_content() or "") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    expect(counts).to_contain_text("Sessions crashed")
+    expect(counts).to_contain_text("Discarded by SDKs (ratelimit_backoff)")

@@ -89,9 +89,9 @@ def test_transactions_with_spans_and_log_lines_are_kept(inbox: InboxStore) -> No
         {"timestamp": 100.2, "level": "info", "body": "done"},
     ]}
     body = build(LOCAL_DSN, [("transaction", json.dumps(transaction).encode()), ("log", json.dumps(logs).encode()),
-                             ("session", b'{"sid":"x"}')])
+                             ("attachment", b"raw bytes")])
     result = inbox.ingest_envelope(body)
-    assert (result.transactions, result.logs, result.other_items) == (1, 2, {"session": 1})
+    assert (result.transactions, result.logs, result.other_items) == (1, 2, {"attachment": 1})
     assert inbox.ingest_envelope(body).duplicates == 1  # the transaction again; log lines have no id
     assert query(inbox, "select name, op, status, trace_id, duration_ms, span_count from inbox_transaction") == [
         ("/checkout", "pageload", "ok", "a" * 32, 250.0, 1)]
@@ -149,3 +149,29 @@ def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
     breakdown = dict(reader.tag_breakdown(issue_a))
     assert breakdown["n"] == "0 66 % · 1 33 %" and breakdown["environment"] == "production 100 %"
     assert reader.hourly([issue_a], now=7200.0 + 3600) == {issue_a: [0] * 23 + [3]}
+
+
+def test_feedback_and_counted_items(inbox: InboxStore) -> None:
+    from app.inbox.store import InboxReader
+
+    event = error("'why'")
+    inbox.ingest_envelope(event_envelope(event))
+    feedback = {"type": "feedback", "contexts": {"feedback": {
+        "message": "<b>It broke</b> when I paid", "contact_email": "a@b.example", "name": "Ann",
+        "associated_event_id": event["event_id"]}}}
+    report = {"event_id": event["event_id"], "name": "Bo", "email": "", "comments": "same here"}
+    body = build(LOCAL_DSN, [
+        ("feedback", json.dumps(feedback).encode()), ("user_report", json.dumps(report).encode()),
+        ("session", json.dumps({"sid": "s", "status": "crashed", "attrs": {"release": "r1", "environment": "prod"}}).encode()),
+        ("sessions", json.dumps({"aggregates": [{"started": "x", "exited": 3, "errored": 1}],
+                                 "attrs": {"release": "r1", "environment": "prod"}}).encode()),
+        ("client_report", json.dumps({"discarded_events": [{"reason": "queue_overflow", "category": "error", "quantity": 2}]}).encode()),
+    ])
+    result = inbox.ingest_envelope(body)
+    inbox.ingest_envelope(body)  # counts add up; feedback has no id and is kept twice
+    assert (result.feedback, result.counted) == (2, 3)
+    reader = InboxReader(inbox.engine)
+    issue_id = reader.issues()[0][0]["id"]
+    assert [(f["name"], f["message"]) for f in reader.feedback(issue_id)][:2] == [("Bo", "same here"), ("Ann", "<b>It broke</b> when I paid")]
+    assert reader.counts("session") == {"r1|prod|crashed": 2, "r1|prod|exited": 6, "r1|prod|errored": 2}
+    assert reader.counts("discarded") == {"error|queue_overflow": 4}
