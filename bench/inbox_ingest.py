@@ -1,0 +1,138 @@
+"""Inbox ingest rate: Lookout's embedded inbox against Bugsink, on the same ~50 KB error events.
+
+Both are measured in-process, so HTTP servers stay out of it: per envelope, parse, group and
+store, one transaction each, on SQLite files in a temp dir.
+- Lookout: `InboxStore.ingest_envelope` (app/inbox/store.py).
+- Bugsink (the `bugsink` package, pinned with its dependencies in bench/bugsink-requirements.txt,
+  in a venv of its own under bench/.bugsink-venv, made on first use): its envelope endpoint through Django's test client, with the `local`
+  configuration template (`bugsink-create-conf`), which digests each event immediately.
+Then the issue list (first page, newest first) over what Lookout stored, timed 20 times.
+
+    .venv/bin/python bench/inbox_ingest.py [--events 1000] [--bugsink-events 200]
+
+Goal (issue 6): Lookout ≥ 30 × Bugsink. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app import db  # noqa: E402
+from app.inbox.store import InboxReader, InboxStore  # noqa: E402
+from app.monitoring.settings import DEFAULT_LOCAL_DSN, Dsn  # noqa: E402
+
+BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.2 and its dependencies, pinned
+BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
+GOAL = 30.0
+# Runs inside Bugsink's venv: argv = envelopes file (a JSON list of base64 bodies), its config dir.
+BUGSINK_SCRIPT = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[2]); os.environ["DJANGO_SETTINGS_MODULE"] = "bugsink_conf"
+import django; django.setup()
+from django.conf import settings; settings.ALLOWED_HOSTS = ["*"]
+from django.core.management import call_command
+call_command("migrate", verbosity=0); call_command("migrate", database="snappea", verbosity=0)
+from projects.models import Project
+from events.models import Event
+from django.test import Client
+project = Project.objects.create(name="bench")
+import base64
+bodies = [base64.b64decode(b) for b in json.load(open(sys.argv[1]))]
+auth = f"Sentry sentry_version=7, sentry_key={project.sentry_key}, sentry_client=bench/1"
+client = Client()
+start = time.perf_counter()
+for body in bodies:
+    answer = client.post(f"/api/{project.id}/envelope/", data=body, content_type="application/x-sentry-envelope",
+                         HTTP_X_SENTRY_AUTH=auth)
+    assert answer.status_code == 200, answer.content[:300]
+seconds = time.perf_counter() - start
+print(json.dumps({"events": len(bodies), "seconds": seconds, "stored": Event.objects.count()}))
+"""
+
+
+def envelopes(count: int, size: int) -> list[bytes]:
+    """`count` error events of about `size` bytes (50 kinds of error, so grouping has work)."""
+    pad = "x" * max(0, size - 2000)
+    made = []
+    for n in range(count):
+        event = {"event_id": uuid.uuid4().hex, "level": "error", "platform": "python", "timestamp": time.time(),
+                 "extra": {"pad": pad}, "exception": {"values": [{"type": f"Error{n % 50}", "value": f"failed {n}",
+                 "stacktrace": {"frames": [{"module": "app.x", "function": "f", "filename": "x.py", "lineno": n % 9,
+                                            "in_app": True}]}}]}}
+        payload = json.dumps(event).encode()
+        header = {"event_id": event["event_id"]}  # no DSN: each side is told its own
+        made.append(b"\n".join([json.dumps(header).encode(), json.dumps({"type": "event", "length": len(payload)}).encode(), payload]))
+    return made
+
+
+def lookout(bodies: list[bytes], workdir: Path) -> tuple[float, InboxReader]:
+    engine = db.engine(f"sqlite:///{workdir / 'lookout.db'}")
+    db.migrate(engine)
+    store = InboxStore(engine)
+    store.ensure_project(Dsn.parse(DEFAULT_LOCAL_DSN))
+    start = time.perf_counter()
+    for body in bodies:
+        store.ingest_envelope(body, dsn=DEFAULT_LOCAL_DSN)
+    return len(bodies) / (time.perf_counter() - start), InboxReader(engine)
+
+
+def bugsink(bodies: list[bytes], workdir: Path) -> float:
+    python = BUGSINK_VENV / "bin" / "python"
+    if not python.exists():
+        print(f"  installing Bugsink into {BUGSINK_VENV} (once) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(BUGSINK_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", str(BUGSINK_REQUIREMENTS)], check=True)
+    conf = workdir / "bugsink"
+    conf.mkdir()
+    subprocess.run([str(BUGSINK_VENV / "bin" / "bugsink-create-conf"), "--template=local", "-o",
+                    str(conf / "bugsink_conf.py")], check=True, cwd=conf, stdout=subprocess.DEVNULL)
+    data = workdir / "envelopes.json"
+    data.write_text(json.dumps([base64.b64encode(body).decode() for body in bodies]))
+    done = subprocess.run([str(python), "-c", BUGSINK_SCRIPT, str(data), str(conf)], cwd=conf,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(conf)})
+    if done.returncode != 0:
+        raise RuntimeError(f"Bugsink's run failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["stored"] == len(bodies), result
+    return result["events"] / result["seconds"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1000, help="events for Lookout (default 1000)")
+    parser.add_argument("--bugsink-events", type=int, default=200, help="events for Bugsink (default 200)")
+    parser.add_argument("--size", type=int, default=50_000, help="bytes per event, about (default 50000)")
+    args = parser.parse_args()
+    bodies = envelopes(max(args.events, args.bugsink_events), args.size)
+    with tempfile.TemporaryDirectory(prefix="lookout-inbox-bench-") as tmp:
+        print(f"ingesting {args.events} events of ~{len(bodies[0]) // 1000} KB into Lookout ...", flush=True)
+        ours, reader = lookout(bodies[: args.events], Path(tmp))
+        print(f"ingesting {args.bugsink_events} of the same into Bugsink ...", flush=True)
+        theirs = bugsink(bodies[: args.bugsink_events], Path(tmp))
+        times = []
+        for _ in range(20):
+            start = time.perf_counter()
+            reader.issues("open", 25, 0)
+            times.append((time.perf_counter() - start) * 1000)
+    print(f"\n{'':<10}{'events/s':>10}")
+    print(f"{'Lookout':<10}{ours:>10.1f}")
+    print(f"{'Bugsink':<10}{theirs:>10.1f}")
+    print(f"\nLookout / Bugsink = {ours / theirs:.1f}×   (goal ≥ {GOAL:g}×: {'met' if ours / theirs >= GOAL else 'NOT met'})")
+    print(f"issue list over {args.events} events: median {statistics.median(times):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
