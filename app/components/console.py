@@ -7,7 +7,6 @@ other address it needs a signed-in session (app/inbox/accounts.py), read from th
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import time
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
@@ -15,7 +14,7 @@ from typing import ClassVar
 import reflex as rx
 
 from app import db, routes
-from app.inbox.accounts import COOKIE, Accounts, Viewer
+from app.inbox.accounts import COOKIE, Accounts, Viewer, from_loopback
 
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
@@ -35,13 +34,6 @@ def accounts() -> Accounts:
 def viewer_of(client_ip: str, token: str) -> Viewer | None:
     """Who is using the console: this machine, a signed-in user, or nobody allowed."""
     return THIS_MACHINE if from_loopback(client_ip) else accounts().session(token)
-
-
-def from_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
 
 
 def ago(timestamp: float, now: float) -> str:

@@ -18,6 +18,7 @@ import base64
 import getpass
 import hashlib
 import hmac
+import ipaddress
 import os
 import secrets
 import sys
@@ -50,6 +51,14 @@ class Viewer:
     @property
     def may_change(self) -> bool:
         return self.role == "maintainer"
+
+
+def from_loopback(address: str) -> bool:
+    """Whether a client address is this machine's (where the console needs no sign-in)."""
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def hash_password(password: str) -> str:

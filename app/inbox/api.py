@@ -12,7 +12,6 @@ Mounted in front of Reflex's backend (`rx.App(api_transformer=...)`).
 from __future__ import annotations
 
 import functools
-import ipaddress
 from collections.abc import Awaitable, Callable
 
 import anyio.to_thread
@@ -21,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from app.inbox.accounts import COOKIE, Accounts
+from app.inbox.accounts import COOKIE, Accounts, from_loopback
 from app.inbox.store import InboxReader
 
 PREFIX = "/api/inbox"
@@ -32,13 +31,6 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=status)
 
 
-def from_loopback(request: Request) -> bool:
-    try:
-        return request.client is not None and ipaddress.ip_address(request.client.host).is_loopback
-    except ValueError:
-        return False
-
-
 Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
@@ -46,7 +38,7 @@ def build(reader: InboxReader, accounts: Accounts) -> Starlette:
     def local_only(handler: Handler) -> Handler:
         @functools.wraps(handler)
         async def guarded(request: Request) -> JSONResponse:
-            if not from_loopback(request):
+            if not from_loopback(request.client.host if request.client else ""):
                 token = request.cookies.get(COOKIE, "")
                 if await anyio.to_thread.run_sync(accounts.session, token) is None:
                     return error(401, "Sign in at /signin to read the inbox from another machine.")

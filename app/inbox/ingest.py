@@ -25,7 +25,7 @@ from app.monitoring import encodings, envelope
 from app.monitoring.ratelimits import category_of
 from app.monitoring.settings import Dsn, SettingsError
 from app.monitoring.tunnel import (
-    ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, Tunnel, read_body, respond,
+    ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, Tunnel, read_body, respond, unreadable,
 )
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
@@ -42,7 +42,7 @@ class Ingest:
         self.tunnel = tunnel
         self.inbox = inbox
         self.settings = tunnel.settings
-        self._known: set[tuple[int, str]] = set()  # (project id, key) pairs found in the database
+        self._known: dict[tuple[int, str], str] = {}  # (project id, key) found in the database → its DSN
 
     def asgi(self, app: ASGIApp) -> ASGIApp:
         """Serves the ingest paths and hands everything else to `app` (an `api_transformer`)."""
@@ -83,18 +83,15 @@ class Ingest:
             else:
                 parsed, encoding = envelope.parse(decoded, self.settings.max_item_bytes), request.content_encoding
         except (encodings.DecodeError, envelope.EnvelopeError) as exc:
-            raise Refused(exc.status, exc.message, "malformed" if exc.status == 400 else "too_large") from exc
+            raise unreadable(exc) from exc
         key = _key(scope) or _key_of_dsn(parsed.dsn, project_id)
         if not key:
             raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.", "forbidden_dsn")
-        if not await self._project_has_key(project_id, key):
+        dsn = await self._project_dsn(project_id, key)
+        if dsn is None:
             raise Refused(403, f"Project {project_id} of this inbox has no key {key!r}.", "forbidden_dsn")
-        dsn = str(Dsn("http", key, "localhost", None, "", str(project_id)))  # the outbox row's name for it
         categories = sorted({category_of(item.type) for item in parsed.items})
         await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw)
-        self.tunnel.stats.accepted += 1
-        self.tunnel.stats.local += 1
-        self.tunnel.on_commit(dsn)
         return parsed.event_id
 
     def _store_as_envelope(self, body: bytes, project_id: int) -> tuple[envelope.Envelope, bytes, str]:
@@ -116,16 +113,17 @@ class Ingest:
         ])
         return envelope.parse(raw, self.settings.max_item_bytes), raw, ""
 
-    async def _project_has_key(self, project_id: int, key: str) -> bool:
+    async def _project_dsn(self, project_id: int, key: str) -> str | None:
+        """The DSN that names the project in outbox rows, if `key` is the project's; else None."""
         if (project_id, key) in self._known:
-            return True
+            return self._known[(project_id, key)]
         dsn = str(Dsn("http", key, "localhost", None, "", str(project_id)))
         try:
             await anyio.to_thread.run_sync(self.inbox.project_for, dsn)
         except (UnknownProject, SettingsError):  # no such project, or a key that makes no DSN
-            return False
-        self._known.add((project_id, key))
-        return True
+            return None
+        self._known[(project_id, key)] = dsn
+        return dsn
 
 
 def _key(scope: Scope) -> str:

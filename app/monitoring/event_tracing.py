@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sentry_sdk
+from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.trace import StatusCode
@@ -36,12 +37,6 @@ ORIGIN = "auto.function.reflex"
 KEEP_FAILED = 256
 
 
-@dataclass
-class _Open:
-    transaction: Transaction
-    scopes: contextlib.ExitStack
-
-
 @dataclass(frozen=True)
 class EventInfo:
     """What an error report says about the event that raised it (nothing secret)."""
@@ -55,11 +50,17 @@ class EventInfo:
         return {"event": self.event, "handler": self.handler, "route": self.route, "session": self.session}
 
 
+@dataclass
+class _Open:
+    transaction: Transaction
+    scopes: contextlib.ExitStack
+    info: EventInfo
+
+
 class EventTransactions(SpanProcessor):
     """Mirrors Reflex's event spans as Sentry transactions (other OpenTelemetry spans are ignored)."""
 
-    def __init__(self, not_found_route: str = "/404") -> None:
-        self.not_found_route = not_found_route
+    def __init__(self) -> None:
         self._open: dict[int, _Open] = {}
         self._failed: OrderedDict[int, tuple[sentry_sdk.Scope, sentry_sdk.Scope, EventInfo]] = OrderedDict()
 
@@ -89,7 +90,7 @@ class EventTransactions(SpanProcessor):
         ))
         transaction.set_data("reflex.route", info.route)
         sentry_sdk.get_current_scope().span = transaction
-        self._open[context.span_id] = _Open(transaction, scopes)
+        self._open[context.span_id] = _Open(transaction, scopes, info)
 
     def on_end(self, span: ReadableSpan) -> None:
         opened = self._open.pop(span.get_span_context().span_id, None)
@@ -98,8 +99,7 @@ class EventTransactions(SpanProcessor):
         failed = span.status.status_code is StatusCode.ERROR
         opened.transaction.set_status("internal_error" if failed else "ok")
         if failed:
-            info = _event_info(span.name, span.attributes or {})
-            scopes = (sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope(), info)
+            scopes = (sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope(), opened.info)
             self._failed[span.get_span_context().span_id] = scopes
             while len(self._failed) > KEEP_FAILED:
                 self._failed.popitem(last=False)
@@ -146,8 +146,6 @@ def enable() -> EventTransactions:
 def failed_event_scope(processor: EventTransactions | None) -> Iterator[EventInfo | None]:
     """Inside: the scopes of the event whose span is current (as Reflex's exception handling
     attaches it), if it failed; otherwise fresh scopes. Yields what is known of the event."""
-    from opentelemetry import trace
-
     found = None
     if processor is not None:
         found = processor.failed_event(trace.get_current_span().get_span_context().span_id)

@@ -54,6 +54,16 @@ _NEW_ROW = {"status": PENDING, "content_encoding": "", "categories": "", "event_
             "attempts": 0, "next_attempt_at": 0.0, "last_error": ""}
 
 
+def new_row(dsn: str, status: str, body: bytes, categories: Sequence[str], event_id: str | None,
+            content_encoding: str = "") -> dict[str, object]:
+    """An outbox row for an envelope received now (the tunnel's and the server SDK's alike)."""
+    return {
+        "dsn": dsn, "status": status, "received_at": time.time(),
+        "content_encoding": content_encoding if content_encoding.lower() not in ("", "identity") else "",
+        "categories": ",".join(categories), "event_id": event_id, "size": len(body), "body": body,
+    }
+
+
 class StoreFailed(Exception):
     """The database refused or failed a write; nothing of it was stored."""
 

@@ -33,7 +33,7 @@ inbox = InboxStore(db.engine())
 feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
 
 
-def _wake_forwarder(dsn: str) -> None:
+def _wake_readers(dsn: str) -> None:
     """An envelope was committed: whoever takes it from the outbox can start."""
     if forwarder is not None:
         forwarder.wake(dsn)
@@ -41,7 +41,7 @@ def _wake_forwarder(dsn: str) -> None:
         feeder.wake(dsn)
 
 
-tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_forwarder)
+tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_readers)
 ingest = Ingest(tunnel, inbox)  # Sentry's /api/<project>/envelope/ and /store/, into the inbox
 
 
@@ -53,7 +53,7 @@ async def run_server_sdk() -> AsyncIterator[None]:
 
     def committed(dsn: str) -> None:  # on the transport's thread
         with contextlib.suppress(RuntimeError):  # the loop has closed: the next start delivers it
-            loop.call_soon_threadsafe(_wake_forwarder, dsn)
+            loop.call_soon_threadsafe(_wake_readers, dsn)
 
     transport = server.start(SETTINGS, store, on_commit=committed)
     try:

@@ -11,7 +11,6 @@ an envelope that finds the queue full, or the outbox over its cap, is dropped an
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,7 @@ from sentry_sdk.transport import Transport
 from sentry_sdk.worker import BackgroundWorker
 
 from app.monitoring.ratelimits import category_of
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +58,7 @@ class OutboxTransport(Transport):
                 return self._lost("outbox_full")
             categories = sorted({category_of(item.type or "") for item in envelope.items})
             try:
-                self.store.add_many([{
-                    "dsn": self.dsn, "status": self.status, "received_at": time.time(),
-                    "categories": ",".join(categories), "event_id": envelope.headers.get("event_id"),
-                    "size": len(body), "body": body,
-                }])
+                self.store.add_many([new_row(self.dsn, self.status, body, categories, envelope.headers.get("event_id"))])
             except StoreFailed as exc:
                 logger.error("the outbox could not store a server envelope: %s", exc)
                 return self._lost("store_failed")

@@ -16,7 +16,6 @@ import contextlib
 import functools
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -24,7 +23,9 @@ import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.monitoring import encodings, envelope
-from app.monitoring.outbox import INBOXED, LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed
+from app.monitoring.outbox import (
+    INBOXED, LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed, new_row,
+)
 from app.monitoring.ratelimits import RateLimits, category_of
 from app.monitoring.settings import Dsn, Settings, SettingsError
 from app.monitoring.stats import TunnelStats
@@ -121,6 +122,11 @@ async def serve_lifespan(
                     await running.enter_async_context(task())
                 await send({"type": "lifespan.startup.complete"})
     await send({"type": "lifespan.shutdown.complete"})
+
+
+def unreadable(exc: encodings.DecodeError | envelope.EnvelopeError) -> Refused:
+    """The refusal of a body that does not decode or parse, counted under its reason."""
+    return Refused(exc.status, exc.message, _REFUSAL_REASONS.get(exc.status, "malformed"))
 
 
 def _forbidden_origin() -> Refused:
@@ -229,7 +235,7 @@ class Tunnel:
             decoded = encodings.decode(raw, encoding, self.settings.max_envelope_bytes)
             parsed = envelope.parse(decoded, self.settings.max_item_bytes)
         except (encodings.DecodeError, envelope.EnvelopeError) as exc:
-            raise Refused(exc.status, exc.message, _REFUSAL_REASONS.get(exc.status, "malformed")) from exc
+            raise unreadable(exc) from exc
         dsn = self._allowed_dsn(parsed.dsn)
         categories = sorted({category_of(item.type) for item in parsed.items})
         if self.status == PENDING and (wait := self.limits.retry_after(dsn, categories)) > 0:
@@ -238,23 +244,15 @@ class Tunnel:
                 "rate_limited", self.limits.headers(dsn),
             )
         await self.commit(dsn, encoding, categories, parsed.event_id, raw)
-        self.stats.accepted += 1
-        if self.status == LOCAL:
-            self.stats.local += 1
-        self.on_commit(dsn)
         return parsed.event_id, dsn
 
     async def commit(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes) -> None:
-        """Store one validated envelope in the outbox (`Refused` 503 when there is no room or the
-        database fails); the ingest endpoints of the inbox commit through here too."""
+        """Store one validated envelope in the outbox, count it and tell `on_commit` (`Refused` 503
+        when there is no room or the database fails); the inbox's ingest endpoints commit here too."""
         try:
             room = await self.budget.has_room(len(raw))
             if room:
-                await self.writer.submit({
-                    "dsn": dsn, "status": self.status, "received_at": time.time(),
-                    "content_encoding": encoding if encoding.lower() not in ("", "identity") else "",
-                    "categories": ",".join(categories), "event_id": event_id, "size": len(raw), "body": raw,
-                })
+                await self.writer.submit(new_row(dsn, self.status, raw, categories, event_id, encoding))
                 self.budget.took(len(raw))
         except (StoreFailed, SQLAlchemyError, OSError) as exc:
             # Not the sender's fault and nothing was stored: the SDK should keep it and try again.
@@ -267,6 +265,10 @@ class Tunnel:
             raise Refused(
                 503, "The outbox is full; try again later.", "outbox_full", {"Retry-After": RETRY_AFTER_WHEN_FULL}
             )
+        self.stats.accepted += 1
+        if self.status == LOCAL:
+            self.stats.local += 1
+        self.on_commit(dsn)
 
     def _allowed_dsn(self, text: str | None) -> str:
         if not text:

@@ -34,8 +34,9 @@ class HomeState(rx.State):
         self.release = SETTINGS.release or "(not set)"
         self.inbox_dsn = inbox_dsn(self.router.headers.host) if SETTINGS.dsn is None else ""
         if SETTINGS.dsn is None:
+            inbox = InboxReader(db.engine())
             self.inbox_counts = counted(*await anyio.to_thread.run_sync(
-                lambda: (InboxReader(db.engine()).counts("session"), InboxReader(db.engine()).counts("discarded"))
+                lambda: (inbox.counts("session"), inbox.counts("discarded"))
             ))
         self.figures = tunnel_figures(await anyio.to_thread.run_sync(pipeline.tunnel.snapshot))
 

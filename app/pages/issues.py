@@ -52,9 +52,10 @@ class IssuesState(ConsoleState, rx.State):
         now = time.time()
 
         def read() -> tuple[list[dict], int, dict[int, list[int]], dict[str, list[str]]]:
-            found, total = reader().issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search,
-                                           sort=SORTS.get(self.sort, "last_seen"), **chosen)
-            return found, total, reader().hourly([i["id"] for i in found], now), reader().facets()
+            inbox = reader()
+            found, total = inbox.issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search,
+                                        sort=SORTS.get(self.sort, "last_seen"), **chosen)
+            return found, total, inbox.hourly([i["id"] for i in found], now), inbox.facets()
 
         found, total, hourly, facets = await anyio.to_thread.run_sync(read)
         self.total = total

@@ -97,3 +97,10 @@ async def test_with_a_sentry_dsn_there_is_no_inbox_to_ingest_into(ingest: Ingest
     async with http(ingest) as client:
         answer = await client.post("/api/1/envelope/?sentry_key=lookout", content=build(None, [("event", b"{}")]))
     assert answer.status_code == 404 and "forwards to Sentry" in answer.json()["detail"]
+
+
+async def test_an_unknown_encoding_is_refused_and_counted_like_the_tunnel_counts_it(ingest: Ingest) -> None:
+    async with http(ingest) as client:
+        answer = await client.post("/api/1/envelope/?sentry_key=lookout", content=b"x", headers={"Content-Encoding": "lzma"})
+    assert answer.status_code == 415
+    assert ingest.tunnel.stats.as_dict()["rejected"] == {"unsupported_encoding": 1}
