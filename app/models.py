@@ -75,12 +75,14 @@ class InboxIssue(SQLModel, table=True):
 
 
 class InboxEvent(SQLModel, table=True):
-    """One error or message event, kept as the SDK sent it (`payload`, JSON)."""
+    """One error or message event, kept as the SDK sent it: in the outbox row of its envelope
+    (`envelope_id`, item `item_index`), or, for an event that came without one, in `payload` (JSON)."""
 
     __tablename__ = "inbox_event"
     __table_args__ = (
         Index("ux_inbox_event_project_event_id", "project_id", "event_id", unique=True),
         Index("ix_inbox_event_issue_received", "issue_id", "received_at"),
+        Index("ix_inbox_event_envelope", "envelope_id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -94,7 +96,19 @@ class InboxEvent(SQLModel, table=True):
     environment: str = ""
     release: str = ""
     title: str = ""
-    payload: str  # the event's JSON
+    payload: str  # the event's JSON, or "" when it is in its envelope's outbox row
+    envelope_id: int | None = None  # the outbox row (not a foreign key: retention keeps the row while referenced)
+    item_index: int | None = None  # the event's item in that envelope
+
+
+class InboxRead(SQLModel, table=True):
+    """An outbox row the inbox feeder has read (kept apart: marking the row itself would rewrite
+    its whole body in SQLite). The row stays, as the stored copy of its events and raw items."""
+
+    __tablename__ = "inbox_read"
+
+    outbox_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    read_at: float
 
 
 class InboxIssueChange(SQLModel, table=True):

@@ -2,9 +2,12 @@
 read into the inbox, oldest first, as soon as they are committed (or within a second); every
 minute, retention (app/inbox/retention.py) keeps the inbox under its caps.
 
-A row read is marked "inboxed" (its raw envelope stays: the item types the inbox does not read
-yet live only there); a row that cannot be read (an unknown project, a broken event) is marked
-"rejected" with the reason, so it is never retried in a loop and nothing is silently lost.
+A row read is recorded in `inbox_read`, in the transaction that stored its contents, so none is
+read twice. The row itself stays: it is the stored copy of its events (the inbox keeps where they
+are, not a second copy) and of the item types the inbox does not read. A row that cannot be read
+(an unknown project, a broken event) is marked "rejected" with the reason, so it is never retried
+in a loop and nothing is silently lost. When the database itself fails (locked, restarting), the
+batch stays unread and is tried again.
 """
 
 from __future__ import annotations
@@ -12,17 +15,31 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 
 import anyio.to_thread
+import sqlalchemy
+import sqlalchemy.exc
+from sqlalchemy import exists, insert, select
 
 from app.inbox.retention import Retention
-from app.inbox.store import InboxStore, UnknownProject
-from app.monitoring import encodings, envelope
-from app.monitoring.outbox import INBOXED, OutboxStore
+from app.inbox.store import READ, Incoming, Ingested, InboxStore
+from app.monitoring.outbox import LOCAL, TABLE as OUTBOX, OutboxStore
 
 logger = logging.getLogger(__name__)
 REJECTED = "rejected"
 BATCH = 200
+
+# Two steps: the ids from the status index, then the rows. One query ordering whole rows by id
+# made SQLite sort every waiting row's body for each batch.
+UNREAD_IDS = (
+    select(OUTBOX.c.id)
+    .where(OUTBOX.c.status == LOCAL, ~exists().where(READ.c.outbox_id == OUTBOX.c.id))
+    .order_by(OUTBOX.c.id).limit(sqlalchemy.bindparam("limit"))
+)
+ROWS = select(OUTBOX.c.id, OUTBOX.c.dsn, OUTBOX.c.body, OUTBOX.c.content_encoding, OUTBOX.c.received_at).where(
+    OUTBOX.c.id.in_(sqlalchemy.bindparam("ids", expanding=True))
+).order_by(OUTBOX.c.id)
 
 
 class InboxFeeder:
@@ -36,6 +53,7 @@ class InboxFeeder:
         self._retained_at = float("-inf")
         self.ingested = 0
         self.rejected = 0
+        self.failures = 0  # batches the database refused (retried)
         self._wake = asyncio.Event()
 
     def wake(self, dsn: str | None = None) -> None:
@@ -48,25 +66,41 @@ class InboxFeeder:
                 self._retained_at = time.monotonic()
                 evicted = await anyio.to_thread.run_sync(self.retention.run)
                 logger.info("inbox retention: %s", evicted)
-            if await anyio.to_thread.run_sync(self.feed_once) < BATCH:
+            try:
+                fed = await anyio.to_thread.run_sync(self.feed_once)
+            except sqlalchemy.exc.SQLAlchemyError as exc:  # the database is locked or away: retry soon
+                logger.warning("inbox feeder: %s; trying again in %.1f s", exc, self.idle_s)
+                self.failures += 1
+                fed = 0
+            if fed < BATCH:
                 try:
                     await asyncio.wait_for(self._wake.wait(), self.idle_s)
                 except TimeoutError:
                     pass
 
+    def unread(self, limit: int = BATCH) -> list[Incoming]:
+        """The oldest local rows the inbox has not read yet."""
+        with self.outbox.engine.connect() as connection:
+            ids = connection.execute(UNREAD_IDS, {"limit": limit}).scalars().all()
+            rows = connection.execute(ROWS, {"ids": ids}).all() if ids else []
+        return [Incoming(body, encoding, received_at, dsn, row_id) for row_id, dsn, body, encoding, received_at in rows]
+
     def feed_once(self) -> int:
         """Read one batch of local rows into the inbox; how many rows there were."""
-        rows = self.outbox.local_rows(BATCH)
-        done: list[int] = []
-        for row_id, dsn, body, encoding, received_at in rows:
-            try:
-                self.inbox.ingest_envelope(body, encoding, received_at, dsn=dsn)
-            except (UnknownProject, envelope.EnvelopeError, encodings.DecodeError, ValueError) as exc:
-                logger.warning("outbox row %d was not read into the inbox: %s", row_id, exc)
-                self.outbox.set_status([row_id], REJECTED, str(exc))
+        batch = self.unread()
+        self.inbox.ingest_batch(batch, self._mark)
+        return len(batch)
+
+    def _mark(self, connection: sqlalchemy.Connection, batch: Sequence[Incoming],
+              results: list[Ingested | Exception]) -> None:
+        """Record the rows as read, in the transaction that stored what they hold."""
+        read = [{"outbox_id": incoming.row_id, "read_at": time.time()}
+                for incoming, result in zip(batch, results) if not isinstance(result, Exception)]
+        for incoming, result in zip(batch, results):
+            if isinstance(result, Exception):
+                logger.warning("outbox row %s was not read into the inbox: %s", incoming.row_id, result)
+                self.outbox.set_status([incoming.row_id], REJECTED, str(result), connection)
                 self.rejected += 1
-                continue
-            done.append(row_id)
-        self.outbox.set_status(done, INBOXED)
-        self.ingested += len(done)
-        return len(rows)
+        if read:
+            connection.execute(insert(READ), read)
+        self.ingested += len(read)

@@ -3,8 +3,9 @@
 Events over the count cap go from the biggest issues first (the issue with the most stored events
 loses its oldest, until it is no bigger than the next), so a flood of one error cannot push out
 the only event of another. Every issue keeps its first and its latest event whatever the caps
-say. Transactions and log lines have count and age caps of their own (oldest first); the raw
-envelopes the feeder has read ("inboxed" outbox rows) too, so local mode never fills the outbox.
+say. Transactions and log lines have count and age caps of their own (oldest first); so do the
+envelopes the feeder has read (outbox rows in `inbox_read`) that no kept event is stored in, so
+local mode never fills the outbox. An envelope goes when its last kept event does, within that cap.
 An issue's event count stays what it was: it counts what happened, not what is kept.
 """
 
@@ -15,10 +16,10 @@ import time
 from dataclasses import dataclass
 
 import sqlalchemy
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, exists, func, select
 
-from app.inbox.store import EVENTS, LOGS, TRANSACTIONS
-from app.monitoring.outbox import INBOXED, TABLE as OUTBOX
+from app.inbox.store import EVENTS, LOGS, READ, TRANSACTIONS
+from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.settings import Settings
 
 DAY = 86400.0
@@ -29,7 +30,7 @@ class Caps:
     events: int = 10_000  # per project
     transactions: int = 10_000  # per project
     logs: int = 50_000  # per project
-    raw_envelopes: int = 5_000  # inboxed outbox rows, all projects
+    raw_envelopes: int = 5_000  # read outbox rows no kept event is stored in, all projects
     max_age_days: float = 30.0
 
     @classmethod
@@ -120,11 +121,16 @@ class Retention:
         return removed
 
     def _raw(self, connection: sqlalchemy.Connection, cutoff: float) -> int:
-        inboxed = OUTBOX.c.status == INBOXED
-        removed = connection.execute(delete(OUTBOX).where(inboxed, OUTBOX.c.received_at < cutoff)).rowcount or 0
-        keep_from = connection.execute(
-            select(OUTBOX.c.id).where(inboxed).order_by(OUTBOX.c.id.desc()).offset(self.caps.raw_envelopes).limit(1)
-        ).scalar()
-        if keep_from is not None:
-            removed += connection.execute(delete(OUTBOX).where(inboxed, OUTBOX.c.id <= keep_from)).rowcount or 0
-        return removed
+        """Read envelopes no kept event is stored in: those older than the age cap, and all but the
+        newest `raw_envelopes`."""
+        spare = (select(OUTBOX.c.id, OUTBOX.c.received_at).join(READ, READ.c.outbox_id == OUTBOX.c.id)
+                 .where(~exists().where(EVENTS.c.envelope_id == OUTBOX.c.id)).subquery())
+        ids = connection.execute(select(spare.c.id).where(spare.c.received_at < cutoff)).scalars().all()
+        ids += connection.execute(
+            select(spare.c.id).where(spare.c.received_at >= cutoff).order_by(spare.c.id.desc()).offset(self.caps.raw_envelopes)
+        ).scalars().all()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            connection.execute(delete(OUTBOX).where(OUTBOX.c.id.in_(chunk)))
+            connection.execute(delete(READ).where(READ.c.outbox_id.in_(chunk)))
+        return len(ids)

@@ -13,23 +13,28 @@ import json
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy
-from sqlalchemy import case, insert, select, update
+from sqlalchemy import bindparam, case, insert, select, update
 
 from app.inbox import states
 from app.inbox.fields import seconds, text
 from app.inbox.grouping import group
 from app.inbox.present import tag_rows
-from app.models import InboxCount, InboxEvent, InboxFeedback, InboxIssue, InboxLog, InboxProject, InboxTransaction
+from app.models import (
+    InboxCount, InboxEvent, InboxFeedback, InboxIssue, InboxLog, InboxProject, InboxRead, InboxTransaction,
+)
 from app.monitoring import encodings, envelope
+from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.settings import Dsn
 
 PROJECTS = InboxProject.__table__
 ISSUES = InboxIssue.__table__
 EVENTS = InboxEvent.__table__
+READ = InboxRead.__table__
 TRANSACTIONS = InboxTransaction.__table__
 LOGS = InboxLog.__table__
 FEEDBACK = InboxFeedback.__table__
@@ -37,10 +42,57 @@ COUNTS = InboxCount.__table__
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 EVENT_ITEM_TYPES = ("event",)
+COUNTED_ITEM_TYPES = ("session", "sessions", "client_report")
+READ_ITEM_TYPES = (*EVENT_ITEM_TYPES, "transaction", "log", "feedback", "user_report", *COUNTED_ITEM_TYPES)
+
+# The statements of the ingest path, built once: building them per call cost more than running them.
+STORED_EVENT = select(EVENTS.c.id).where(
+    EVENTS.c.project_id == bindparam("project_id"), EVENTS.c.event_id == bindparam("event_id"))
+STORED_TRANSACTION = select(TRANSACTIONS.c.id).where(
+    TRANSACTIONS.c.project_id == bindparam("project_id"), TRANSACTIONS.c.event_id == bindparam("event_id"))
+FIND_PROJECT = select(PROJECTS.c.id).where(
+    PROJECTS.c.id == bindparam("id"), PROJECTS.c.public_key == bindparam("public_key"))
+FIND_ISSUE = select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release).where(
+    ISSUES.c.project_id == bindparam("project_id"), ISSUES.c.fingerprint == bindparam("fingerprint"))
+INSERT_ISSUE = insert(ISSUES)
+COUNT_EVENT = update(ISSUES).where(ISSUES.c.id == bindparam("issue_id")).values(
+    last_seen=case((ISSUES.c.last_seen > bindparam("received_at"), ISSUES.c.last_seen), else_=bindparam("received_at")),
+    event_count=ISSUES.c.event_count + 1, last_event_id=bindparam("new_event_id"), level=bindparam("new_level"),
+)
+INSERT_EVENT = insert(EVENTS)
+INSERT_TRANSACTION = insert(TRANSACTIONS)
 
 
 class UnknownProject(Exception):
     """The envelope names no DSN of a project of this inbox."""
+
+
+# What keeps an envelope out of the inbox for good (so it is rejected, not retried).
+READ_ERRORS = (UnknownProject, envelope.EnvelopeError, encodings.DecodeError, ValueError)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """An envelope as the outbox keeps it: its body, content encoding, when it arrived, and the
+    DSN it came with (for envelopes whose header names none); `row_id` is its outbox row."""
+    body: bytes
+    content_encoding: str = ""
+    received_at: float | None = None
+    dsn: str | None = None
+    row_id: int | None = None
+
+
+Then = Callable[[sqlalchemy.Connection, Sequence[Incoming], list["Ingested | Exception"]], None]
+
+
+@dataclass
+class Readable:
+    """An envelope parsed and matched to its project, with its items: (type, payload, where the
+    event is kept as sent: its item's index in the outbox row `row_id`, or its text; None if not)."""
+    project_id: int
+    received_at: float
+    row_id: int | None
+    items: list[tuple[str, dict[str, Any], int | str | None]]
 
 
 @dataclass
@@ -57,6 +109,7 @@ class Ingested:
 class InboxStore:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
+        self._projects: dict[tuple[int, str], int] = {}
 
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
         """The project of `dsn` (its id and public key), created if missing."""
@@ -75,103 +128,146 @@ class InboxStore:
         if not dsn_text:
             raise UnknownProject("The envelope names no DSN.")
         dsn = Dsn.parse(dsn_text)
-        with self.engine.connect() as connection:
-            found = connection.execute(select(PROJECTS.c.id).where(
-                PROJECTS.c.id == int(dsn.project_id), PROJECTS.c.public_key == dsn.public_key,
-            )).scalar()
-        if found is None:
-            raise UnknownProject(f"No project of this inbox has the DSN {dsn}.")
-        return int(found)
+        key = (int(dsn.project_id), dsn.public_key)
+        if key not in self._projects:  # projects are never deleted, so a hit stays true
+            with self.engine.connect() as connection:
+                found = connection.execute(FIND_PROJECT, {"id": key[0], "public_key": key[1]}).scalar()
+            if found is None:
+                raise UnknownProject(f"No project of this inbox has the DSN {dsn}.")
+            self._projects[key] = int(found)
+        return self._projects[key]
 
     def ingest_envelope(self, body: bytes, content_encoding: str = "", received_at: float | None = None,
                         dsn: str | None = None) -> Ingested:
         """Keep the envelope's events; `dsn` names the project when the envelope's header does not
         (sentry-sdk puts none there; the outbox row records which DSN it came with)."""
-        parsed = envelope.parse(encodings.decode(body, content_encoding, MAX_ENVELOPE_BYTES), MAX_ENVELOPE_BYTES)
-        project_id = self.project_for(parsed.dsn or dsn)
-        received_at = time.time() if received_at is None else received_at
+        result = self.ingest_batch([Incoming(body, content_encoding, received_at, dsn)])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def ingest_batch(self, batch: Sequence[Incoming], then: Then | None = None) -> list[Ingested | Exception]:
+        """Keep each envelope of `batch`, in one transaction: per envelope, what was kept, or the
+        error that kept it out (an unreadable envelope, an unknown project, a row the database
+        refused). If writing one fails, each envelope is tried again in a transaction of its own,
+        so one cannot sink the others. `then(connection, envelopes, results)` runs in the same
+        transaction (the feeder marks its outbox rows read there, so none is read twice).
+        Other database errors (locked, away) propagate, and nothing of the batch is kept."""
+        read: list[Readable | Exception] = []
+        for incoming in batch:
+            try:
+                read.append(self._read(incoming))
+            except READ_ERRORS as exc:
+                read.append(exc)
+        try:
+            with self.engine.begin() as connection:
+                results = [self._write(connection, r) if isinstance(r, Readable) else r for r in read]
+                if then is not None:
+                    then(connection, batch, results)
+                return results
+        except (sqlalchemy.exc.IntegrityError, *READ_ERRORS) as exc:
+            if len(batch) > 1:
+                return [one for incoming in batch for one in self.ingest_batch([incoming], then)]
+            if then is not None:
+                with self.engine.begin() as connection:
+                    then(connection, batch, [exc])
+            return [exc]
+
+    def _read(self, incoming: Incoming) -> Readable:
+        """Parse the envelope and find its project: everything but the database writes."""
+        parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
+                                MAX_ENVELOPE_BYTES)
+        project_id = self.project_for(parsed.dsn or incoming.dsn)
+        received_at = time.time() if incoming.received_at is None else incoming.received_at
+        items: list[tuple[str, dict[str, Any], int | str | None]] = []
+        for index, item in enumerate(parsed.items):
+            if item.type not in READ_ITEM_TYPES:
+                items.append((item.type, {}, None))
+                continue
+            payload = _object(item.payload)
+            kept_as: int | str | None = None
+            if item.type in EVENT_ITEM_TYPES and "event_id" in payload:
+                # Kept as sent, where it already is when it came through the outbox (a second copy
+                # of a 50 KB event cost more than the rest of its ingest); else as its text.
+                kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
+            if item.type in EVENT_ITEM_TYPES:
+                payload.setdefault("event_id", parsed.event_id)
+            items.append((item.type, payload, kept_as))
+        return Readable(project_id, received_at, incoming.row_id, items)
+
+    def _write(self, connection: sqlalchemy.Connection, readable: Readable) -> Ingested:
         result = Ingested()
-        with self.engine.begin() as connection:
-            for item in parsed.items:
-                if item.type == "transaction":
-                    added = self._ingest_transaction(connection, project_id, _object(item.payload), received_at)
-                    result.transactions += added
-                    result.duplicates += not added
-                    continue
-                if item.type == "log":
-                    result.logs += self._ingest_logs(connection, project_id, _object(item.payload))
-                    continue
-                if item.type in ("feedback", "user_report"):
-                    self._ingest_feedback(connection, project_id, item.type, _object(item.payload), received_at)
-                    result.feedback += 1
-                    continue
-                if item.type in ("session", "sessions", "client_report"):
-                    for kind, key, count in _counts(item.type, _object(item.payload)):
-                        self._count(connection, project_id, kind, key, count)
-                    result.counted += 1
-                    continue
-                if item.type not in EVENT_ITEM_TYPES:
-                    result.other_items[item.type] = result.other_items.get(item.type, 0) + 1
-                    continue
-                event = _object(item.payload)
-                # Kept as sent (re-serialising a 50 KB event costs a third of the ingest), unless
-                # the event id comes from the envelope's header.
-                raw = item.payload.decode("utf-8", "replace") if "event_id" in event else None
-                event.setdefault("event_id", parsed.event_id)
-                if self._ingest_event(connection, project_id, event, received_at, raw):
-                    result.events += 1
-                else:
-                    result.duplicates += 1
+        project_id, received_at = readable.project_id, readable.received_at
+        for item_type, payload, kept_as in readable.items:
+            if item_type in EVENT_ITEM_TYPES:
+                where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)
+                         else {"payload": kept_as if kept_as is not None else json.dumps(payload)})
+                added = self._ingest_event(connection, project_id, payload, received_at, where)
+                result.events += added
+                result.duplicates += not added
+            elif item_type == "transaction":
+                added = self._ingest_transaction(connection, project_id, payload, received_at)
+                result.transactions += added
+                result.duplicates += not added
+            elif item_type == "log":
+                result.logs += self._ingest_logs(connection, project_id, payload)
+            elif item_type in ("feedback", "user_report"):
+                self._ingest_feedback(connection, project_id, item_type, payload, received_at)
+                result.feedback += 1
+            elif item_type in COUNTED_ITEM_TYPES:
+                for kind, key, count in _counts(item_type, payload):
+                    self._count(connection, project_id, kind, key, count)
+                result.counted += 1
+            else:
+                result.other_items[item_type] = result.other_items.get(item_type, 0) + 1
         return result
 
     def _ingest_event(self, connection: sqlalchemy.Connection, project_id: int, event: dict[str, Any],
-                      received_at: float, raw: str | None = None) -> bool:
+                      received_at: float, kept: dict[str, Any]) -> bool:
+        """`kept`: where the event is kept as sent (its `payload`, or its `envelope_id` and `item_index`)."""
         event_id = _event_id(event.get("event_id"))
-        if _stored(connection, EVENTS, project_id, event_id):
+        if _stored(connection, STORED_EVENT, project_id, event_id):
             return False
         grouped = group(event)
         release = text(event.get("release"))
-        found = connection.execute(select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release).where(
-            ISSUES.c.project_id == project_id, ISSUES.c.fingerprint == grouped.fingerprint,
-        )).first()
+        found = connection.execute(FIND_ISSUE, {"project_id": project_id, "fingerprint": grouped.fingerprint}).first()
         issue_id = found[0] if found else None
         if found is None:
-            issue_id = connection.execute(insert(ISSUES).values(
-                project_id=project_id, fingerprint=grouped.fingerprint, title=grouped.title,
-                culprit=grouped.culprit, level=grouped.level, kind=grouped.kind, status=states.UNRESOLVED,
-                first_seen=received_at, last_seen=received_at, event_count=1, last_event_id=event_id,
-            )).inserted_primary_key[0]
+            issue_id = connection.execute(INSERT_ISSUE, {
+                "project_id": project_id, "fingerprint": grouped.fingerprint, "title": grouped.title,
+                "culprit": grouped.culprit, "level": grouped.level, "kind": grouped.kind, "status": states.UNRESOLVED,
+                "resolved_in_release": "", "first_seen": received_at, "last_seen": received_at, "event_count": 1,
+                "last_event_id": event_id,
+            }).inserted_primary_key[0]
         else:
-            connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(
-                last_seen=case((ISSUES.c.last_seen > received_at, ISSUES.c.last_seen), else_=received_at),
-                event_count=ISSUES.c.event_count + 1, last_event_id=event_id, level=grouped.level,
-            ))
+            connection.execute(COUNT_EVENT, {"issue_id": issue_id, "received_at": received_at,
+                                             "new_event_id": event_id, "new_level": grouped.level})
             states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
-        connection.execute(insert(EVENTS).values(
-            project_id=project_id, issue_id=issue_id, event_id=event_id, received_at=received_at,
-            timestamp=seconds(event.get("timestamp")), level=grouped.level,
-            platform=text(event.get("platform")), environment=text(event.get("environment")),
-            release=release, title=grouped.title, payload=raw if raw is not None else json.dumps(event),
-        ))
+        connection.execute(INSERT_EVENT, {
+            "project_id": project_id, "issue_id": issue_id, "event_id": event_id, "received_at": received_at,
+            "timestamp": seconds(event.get("timestamp")), "level": grouped.level,
+            "platform": text(event.get("platform")), "environment": text(event.get("environment")),
+            "release": release, "title": grouped.title, "envelope_id": None, "item_index": None, **kept,
+        })
         return True
 
     def _ingest_transaction(self, connection: sqlalchemy.Connection, project_id: int, event: dict[str, Any],
                             received_at: float) -> bool:
         event_id = _event_id(event.get("event_id"))
-        if _stored(connection, TRANSACTIONS, project_id, event_id):
+        if _stored(connection, STORED_TRANSACTION, project_id, event_id):
             return False
         contexts = event.get("contexts") if isinstance(event.get("contexts"), dict) else {}
         trace = contexts.get("trace") if isinstance(contexts.get("trace"), dict) else {}
         start = seconds(event.get("start_timestamp")) or 0.0
         end = seconds(event.get("timestamp")) or start
         spans = event.get("spans") if isinstance(event.get("spans"), list) else []
-        connection.execute(insert(TRANSACTIONS).values(
-            project_id=project_id, event_id=event_id, trace_id=text(trace.get("trace_id")),
-            span_id=text(trace.get("span_id")), parent_span_id=text(trace.get("parent_span_id")),
-            name=text(event.get("transaction")), op=text(trace.get("op")), status=text(trace.get("status")),
-            platform=text(event.get("platform")), start=start, duration_ms=max(0.0, (end - start) * 1000),
-            span_count=len(spans), received_at=received_at, payload=json.dumps(event),
-        ))
+        connection.execute(INSERT_TRANSACTION, {
+            "project_id": project_id, "event_id": event_id, "trace_id": text(trace.get("trace_id")),
+            "span_id": text(trace.get("span_id")), "parent_span_id": text(trace.get("parent_span_id")),
+            "name": text(event.get("transaction")), "op": text(trace.get("op")), "status": text(trace.get("status")),
+            "platform": text(event.get("platform")), "start": start, "duration_ms": max(0.0, (end - start) * 1000),
+            "span_count": len(spans), "received_at": received_at, "payload": json.dumps(event),
+        })
         return True
 
     def _ingest_logs(self, connection: sqlalchemy.Connection, project_id: int, batch: dict[str, Any]) -> int:
@@ -214,11 +310,9 @@ class InboxStore:
 
 
 
-def _stored(connection: sqlalchemy.Connection, table: sqlalchemy.Table, project_id: int, event_id: str) -> bool:
-    """Whether the project already has this event (or transaction) id in `table`."""
-    return connection.execute(
-        select(table.c.id).where(table.c.project_id == project_id, table.c.event_id == event_id)
-    ).first() is not None
+def _stored(connection: sqlalchemy.Connection, statement: sqlalchemy.Select, project_id: int, event_id: str) -> bool:
+    """Whether the project already has this event (or transaction) id (STORED_EVENT, STORED_TRANSACTION)."""
+    return connection.execute(statement, {"project_id": project_id, "event_id": event_id}).first() is not None
 
 
 def _event_id(value: Any) -> str:
@@ -319,11 +413,11 @@ class InboxReader:
             stored = connection.execute(
                 select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)
             ).scalar_one()
-            payload = connection.execute(
-                select(EVENTS.c.payload).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc())
+            found = kept_events(connection, connection.execute(
+                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc())
                 .limit(1).offset(max(0, position))
-            ).scalar()
-        return (json.loads(payload), int(stored)) if payload else None
+            ).all())
+        return (found[0], int(stored)) if found and found[0] is not None else None
 
     def feedback(self, issue_id: int, limit: int = 50) -> list[dict[str, Any]]:
         """What users wrote about the issue's stored events, newest first."""
@@ -348,12 +442,12 @@ class InboxReader:
         """For each tag of the issue's `recent` latest events: its `top` values with their share,
         as (tag, "value 60 % · other 40 %") rows."""
         with self.engine.connect() as connection:
-            payloads = connection.execute(
-                select(EVENTS.c.payload).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(recent)
-            ).scalars().all()
+            events = kept_events(connection, connection.execute(
+                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(recent)
+            ).all())
         values: dict[str, Counter[str]] = {}
-        for payload in payloads:
-            for key, value in tag_rows(json.loads(payload)):
+        for event in events:
+            for key, value in tag_rows(event or {}):
                 values.setdefault(key, Counter())[value] += 1
         rows = []
         for key in sorted(values):
@@ -386,13 +480,39 @@ class InboxReader:
         wanted = event_id.replace("-", "").lower()
         with self.engine.connect() as connection:
             row = connection.execute(
-                select(EVENTS.c.issue_id, EVENTS.c.project_id, EVENTS.c.received_at, EVENTS.c.payload)
+                select(EVENTS.c.issue_id, EVENTS.c.project_id, EVENTS.c.received_at, *KEPT)
                 .where(EVENTS.c.event_id == wanted).order_by(EVENTS.c.id).limit(1)
             ).first()
-        if row is None:
+            [event] = kept_events(connection, [row[3:]]) if row is not None else [None]
+        if row is None or event is None:
             return None
-        issue_id, project_id, received_at, payload = row
-        return {"issue_id": issue_id, "project_id": project_id, "received_at": received_at, "event": json.loads(payload)}
+        issue_id, project_id, received_at = row[:3]
+        return {"issue_id": issue_id, "project_id": project_id, "received_at": received_at, "event": event}
+
+
+KEPT = (EVENTS.c.payload, EVENTS.c.envelope_id, EVENTS.c.item_index)  # where an event is kept
+
+
+def kept_events(connection: sqlalchemy.Connection,
+                rows: Sequence[Sequence[Any]]) -> list[dict[str, Any] | None]:
+    """The events of `rows` of KEPT, as sent: from their own payload or their envelope's outbox row
+    (None for one whose row is gone, which retention does not do while an event refers to it)."""
+    wanted = sorted({row[1] for row in rows if not row[0] and row[1] is not None})
+    envelopes: dict[int, envelope.Envelope] = {}
+    for start in range(0, len(wanted), 500):
+        for row_id, body, encoding in connection.execute(
+            select(OUTBOX.c.id, OUTBOX.c.body, OUTBOX.c.content_encoding).where(OUTBOX.c.id.in_(wanted[start:start + 500]))
+        ):
+            envelopes[row_id] = envelope.parse(encodings.decode(body, encoding, MAX_ENVELOPE_BYTES), MAX_ENVELOPE_BYTES)
+    events: list[dict[str, Any] | None] = []
+    for payload, envelope_id, item_index in rows:
+        if payload:
+            events.append(json.loads(payload))
+        elif envelope_id in envelopes and item_index is not None and item_index < len(envelopes[envelope_id].items):
+            events.append(_object(envelopes[envelope_id].items[item_index].payload))
+        else:
+            events.append(None)
+    return events
 
 
 TRANSACTION_COLUMNS = (

@@ -27,7 +27,6 @@ from app.models import OutboxEnvelope
 TABLE = OutboxEnvelope.__table__
 PENDING = "pending"
 LOCAL = "local"
-INBOXED = "inboxed"  # a local row the embedded inbox has read (kept as the envelope's raw copy)
 
 
 @dataclass(frozen=True)
@@ -124,21 +123,17 @@ class OutboxStore:
                 for id, dsn, body, encoding, categories, attempts, due in connection.execute(query)
             ]
 
-    def local_rows(self, limit: int) -> list[tuple[int, str, bytes, str, float]]:
-        """The oldest rows waiting for the embedded inbox: (id, dsn, body, content encoding, received at)."""
-        query = (
-            select(TABLE.c.id, TABLE.c.dsn, TABLE.c.body, TABLE.c.content_encoding, TABLE.c.received_at)
-            .where(TABLE.c.status == LOCAL).order_by(TABLE.c.id).limit(limit)
-        )
-        with self.engine.connect() as connection:
-            return [tuple(row) for row in connection.execute(query)]
-
-    def set_status(self, row_ids: Sequence[int], status: str, error: str = "") -> None:
-        if row_ids:
-            with self.engine.begin() as connection:
-                connection.execute(
-                    update(TABLE).where(TABLE.c.id.in_(list(row_ids))).values(status=status, last_error=error[:500])
-                )
+    def set_status(self, row_ids: Sequence[int], status: str, error: str = "",
+                   connection: sqlalchemy.Connection | None = None) -> None:
+        """Set the rows' status, in `connection`'s transaction when given (else in one of its own)."""
+        if not row_ids:
+            return
+        change = update(TABLE).where(TABLE.c.id.in_(list(row_ids))).values(status=status, last_error=error[:500])
+        if connection is not None:
+            connection.execute(change)
+            return
+        with self.engine.begin() as own:
+            own.execute(change)
 
     def remove(self, row_ids: Sequence[int]) -> None:
         if row_ids:

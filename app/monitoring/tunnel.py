@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.monitoring import encodings, envelope
 from app.monitoring.outbox import (
-    INBOXED, LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed, new_row,
+    LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed, new_row,
 )
 from app.monitoring.ratelimits import RateLimits, category_of
 from app.monitoring.settings import Dsn, Settings, SettingsError
@@ -291,9 +291,9 @@ class Tunnel:
             **self.stats.as_dict(),
             "outbox": {
                 "pending": depth.get(PENDING, empty),
-                # Kept for the embedded inbox: waiting for it, or read into it already.
-                "local": {k: depth.get(LOCAL, empty)[k] + depth.get(INBOXED, empty)[k] for k in empty},
-                "inboxed": depth.get(INBOXED, empty),
+                # Kept for the embedded inbox: waiting for it, or read into it already (the stored
+                # copy of their events and raw items).
+                "local": depth.get(LOCAL, empty),
                 "max_bytes": self.settings.outbox_max_bytes,
             },
             "rate_limits": self.limits.snapshot(),

@@ -10,7 +10,7 @@ import sqlalchemy
 
 from app.inbox.feeder import REJECTED, InboxFeeder
 from app.inbox.store import InboxStore
-from app.monitoring.outbox import INBOXED, LOCAL, OutboxStore
+from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
 
@@ -19,9 +19,15 @@ def local_row(body: bytes, dsn: str = LOCAL_DSN) -> dict[str, object]:
     return {"dsn": dsn, "status": LOCAL, "received_at": time.time(), "size": len(body), "body": body}
 
 
+READ = "read"  # a local row recorded in inbox_read
+
+
 def statuses(engine: sqlalchemy.Engine) -> list[tuple]:
+    """(status, last error) per outbox row; the status of a local row the feeder has read is READ."""
     with engine.connect() as connection:
-        return [tuple(r) for r in connection.execute(sqlalchemy.text("select status, last_error from outbox order by id"))]
+        return [tuple(r) for r in connection.execute(sqlalchemy.text(
+            "select case when exists (select 1 from inbox_read where outbox_id = outbox.id) then 'read' else status end,"
+            " last_error from outbox order by id"))]
 
 
 def test_local_rows_become_issues_and_stay_as_raw_copies(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
@@ -29,7 +35,7 @@ def test_local_rows_become_issues_and_stay_as_raw_copies(inbox: InboxStore, engi
     outbox.add_many([local_row(event_envelope(error("'user'"))), local_row(event_envelope(error("'user'"), dsn=None))])
     feeder = InboxFeeder(outbox, inbox)
     assert feeder.feed_once() == 2 and feeder.feed_once() == 0
-    assert statuses(engine) == [(INBOXED, ""), (INBOXED, "")]
+    assert statuses(engine) == [(READ, ""), (READ, "")]
     assert query(inbox, "select title, event_count from inbox_issue") == [("KeyError: 'user'", 2)]
 
 
@@ -45,7 +51,7 @@ def test_a_row_that_cannot_be_read_is_set_aside_with_the_reason(inbox: InboxStor
     [bad, stranger, good] = statuses(engine)
     assert bad[0] == REJECTED and bad[1]
     assert stranger == (REJECTED, "No project of this inbox has the DSN http://stranger@localhost/9.")
-    assert good == (INBOXED, "") and (feeder.ingested, feeder.rejected) == (1, 2)
+    assert good == (READ, "") and (feeder.ingested, feeder.rejected) == (1, 2)
 
 
 @pytest.mark.anyio
@@ -67,3 +73,61 @@ async def test_the_running_feeder_reads_rows_and_applies_retention(inbox: InboxS
         task.cancel()
     assert feeder.ingested == 5
     assert query(inbox, "select count(*) from inbox_event") == [(3,)]  # cut to the cap on a later pass
+
+
+def test_a_row_the_database_refuses_does_not_sink_its_batch(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    with engine.begin() as connection:  # a real refusal from SQLite, for one title only
+        connection.execute(sqlalchemy.text(
+            "create trigger refuse before insert on inbox_event when new.title like '%poison%' "
+            "begin select raise(abort, 'refused by a test trigger'); end"))
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(error(name))) for name in ("'a'", "'poison'", "'b'")])
+    feeder = InboxFeeder(outbox, inbox)
+    assert feeder.feed_once() == 3
+    [a, poison, b] = statuses(engine)
+    assert a == b == (READ, "")
+    assert poison[0] == REJECTED and "refused by a test trigger" in poison[1]
+    assert query(inbox, "select title from inbox_issue order by id") == [("KeyError: 'a'",), ("KeyError: 'b'",)]
+
+
+@pytest.mark.anyio
+async def test_the_feeder_outlives_a_database_failure_and_loses_nothing(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    import asyncio
+
+    outbox = OutboxStore(engine)
+    with engine.begin() as connection:  # the table is gone for a while: every batch fails
+        connection.execute(sqlalchemy.text("alter table inbox_event rename to inbox_event_away"))
+    outbox.add_many([local_row(event_envelope(error(f"'{n}'"))) for n in range(3)])
+    feeder = InboxFeeder(outbox, inbox, idle_s=0.05)
+    task = asyncio.create_task(feeder.run())
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if feeder.failures >= 2:
+                break
+        assert feeder.failures >= 2 and feeder.ingested == 0
+        assert {s for s, _ in statuses(engine)} == {LOCAL}  # still waiting, none rejected
+        with engine.begin() as connection:
+            connection.execute(sqlalchemy.text("alter table inbox_event_away rename to inbox_event"))
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if feeder.ingested == 3:
+                break
+    finally:
+        task.cancel()
+    assert feeder.ingested == 3 and feeder.rejected == 0
+    assert query(inbox, "select count(*) from inbox_event") == [(3,)]
+
+
+def test_an_event_is_stored_once_in_its_envelope_even_compressed(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    import gzip
+
+    from app.inbox.store import InboxReader
+
+    event = error("'zipped'")
+    body = gzip.compress(event_envelope(event))
+    OutboxStore(engine).add_many([{**local_row(body), "content_encoding": "gzip"}])
+    assert InboxFeeder(OutboxStore(engine), inbox).feed_once() == 1
+    assert query(inbox, "select payload, envelope_id, item_index from inbox_event") == [("", 1, 0)]
+    assert InboxReader(engine).event(event["event_id"])["event"] == event
+    assert InboxReader(engine).latest_event(1) == event

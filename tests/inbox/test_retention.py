@@ -8,8 +8,9 @@ import time
 import uuid
 
 from app.inbox.retention import DAY, Caps, Retention
-from app.inbox.store import InboxStore
-from app.monitoring.outbox import INBOXED, OutboxStore
+from app.inbox.store import InboxReader, InboxStore
+from app.inbox.feeder import InboxFeeder
+from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
 from tests.monitoring.envelopes import build
@@ -50,19 +51,39 @@ def test_old_events_go_except_each_issues_first_and_latest(inbox: InboxStore) ->
     assert kept(inbox, old) == [old[0], old[3]]
 
 
+def local_rows(outbox: OutboxStore, bodies: list[bytes], at: float) -> None:
+    outbox.add_many([{"dsn": LOCAL_DSN, "status": LOCAL, "received_at": at, "size": len(b), "body": b} for b in bodies])
+
+
 def test_transactions_logs_and_raw_envelopes_keep_the_newest(inbox: InboxStore) -> None:
     outbox = OutboxStore(inbox.engine)
     now = time.time()
-    for n in range(5):
-        body = build(LOCAL_DSN, [
-            ("transaction", json.dumps({"event_id": uuid.uuid4().hex, "transaction": f"/t{n}", "start_timestamp": now,
-                                        "timestamp": now, "contexts": {"trace": {"trace_id": "a" * 32}}}).encode()),
-            ("log", json.dumps({"items": [{"timestamp": now + n, "level": "info", "body": f"line {n}"}]}).encode()),
-        ])
-        inbox.ingest_envelope(body, received_at=now)
-        outbox.add_many([{"dsn": LOCAL_DSN, "status": INBOXED, "received_at": now, "size": len(body), "body": body}])
+    local_rows(outbox, [build(LOCAL_DSN, [
+        ("transaction", json.dumps({"event_id": uuid.uuid4().hex, "transaction": f"/t{n}", "start_timestamp": now,
+                                    "timestamp": now, "contexts": {"trace": {"trace_id": "a" * 32}}}).encode()),
+        ("log", json.dumps({"items": [{"timestamp": now + n, "level": "info", "body": f"line {n}"}]}).encode()),
+    ]) for n in range(5)], now)
+    assert InboxFeeder(outbox, inbox).feed_once() == 5
     evicted = Retention(inbox.engine, Caps(transactions=2, logs=3, raw_envelopes=1)).run()
     assert (evicted.transactions, evicted.logs, evicted.raw_envelopes) == (3, 2, 4)
     assert query(inbox, "select name from inbox_transaction order by id") == [("/t3",), ("/t4",)]
     assert query(inbox, "select body from inbox_log order by id") == [("line 2",), ("line 3",), ("line 4",)]
-    assert query(inbox, "select count(*) from outbox") == [(1,)]
+    assert query(inbox, "select count(*) from outbox") == query(inbox, "select count(*) from inbox_read") == [(1,)]
+
+
+def test_an_envelope_stays_while_a_kept_event_is_stored_in_it(inbox: InboxStore) -> None:
+    outbox = OutboxStore(inbox.engine)
+    now = time.time()
+    same = [error("'same'") for _ in range(4)]
+    local_rows(outbox, [event_envelope(event) for event in [*same, error("'other'")]], now)
+    local_rows(outbox, [build(LOCAL_DSN, [("client_report", b'{"discarded_events": []}')])], now)
+    assert InboxFeeder(outbox, inbox).feed_once() == 6
+    local_rows(outbox, [event_envelope(error("'unread'"))], now)  # the feeder has not read it: never retention's
+    evicted = Retention(inbox.engine, Caps(events=3, raw_envelopes=0)).run()
+    # 'same' gives up its two middle events (it keeps its first and latest), and their envelopes
+    # go with them, as does the read envelope with no event; the other envelopes stay.
+    assert (evicted.events, evicted.raw_envelopes) == (2, 3)
+    reader = InboxReader(inbox.engine)
+    assert [reader.event(e["event_id"]) is not None for e in same] == [True, False, False, True]
+    assert reader.event(same[3]["event_id"])["event"] == same[3]  # read back from its envelope, as sent
+    assert query(inbox, "select count(*) from outbox") == [(4,)]  # 3 events' envelopes and the unread one
