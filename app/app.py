@@ -34,7 +34,7 @@ app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.Is
 app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=traces.TracesState.load)
 app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
-app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE)
+app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)

@@ -1,7 +1,8 @@
 """What the console pages share: the access rule, relative times, and keeping a page live.
 
 The access rule: from this machine (loopback) the console is open, with every right; from any
-other address it needs a signed-in session (app/inbox/accounts.py), read from the page's cookie.
+other address it needs a signed-in session (app/inbox/accounts.py), whose HttpOnly cookie comes
+with the page's connection to the backend.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import ClassVar
 import reflex as rx
 
 from app import db, routes
-from app.inbox.accounts import COOKIE, Accounts, Viewer, from_loopback
+from app.inbox.accounts import Accounts, Viewer, cookie_token, from_this_machine
 
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
@@ -31,9 +32,12 @@ def accounts() -> Accounts:
     return _accounts
 
 
-def viewer_of(client_ip: str, token: str) -> Viewer | None:
+def viewer_of(client_ip: str, forwarded_for: str, cookie_header: str) -> Viewer | None:
     """Who is using the console: this machine, a signed-in user, or nobody allowed."""
-    return THIS_MACHINE if from_loopback(client_ip) else accounts().session(token)
+    if from_this_machine(client_ip, forwarded_for):
+        return THIS_MACHINE
+    token = cookie_token(cookie_header)
+    return accounts().session(token) if token else None
 
 
 def ago(timestamp: float, now: float) -> str:
@@ -62,14 +66,15 @@ class ConsoleState(rx.State, mixin=True):
     refused: str = ""
     watching: bool = False
     live_route: ClassVar[str] = ""
-    session_token: str = rx.Cookie("", name=COOKIE, same_site="strict", max_age=7 * 86400)
     viewer: str = ""  # who is signed in ("" from this machine)
 
     async def _read(self) -> None:
         raise NotImplementedError
 
     def _viewer(self) -> Viewer | None:
-        return viewer_of(self.router.session.client_ip, self.session_token)
+        # The page's connection brings the session cookie (HttpOnly: page scripts never see it).
+        headers = self.router.headers
+        return viewer_of(self.router.session.client_ip, headers.raw_headers.get("x-forwarded-for", ""), headers.cookie)
 
     def _allowed(self) -> bool:
         found = self._viewer()

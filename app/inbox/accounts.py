@@ -3,7 +3,8 @@
 From this machine (loopback) the console is open. From anywhere else it needs a sign-in: users
 come from the database (added with the CLI below) or from LOOKOUT_CONSOLE_USERS
 (`name:role:hash` entries, comma-separated, hashes made with the CLI's `hash`). There is no
-default user and no default password. Roles: `viewer` reads, `maintainer` also changes states.
+default user and no default password. Roles: `viewer` reads, `maintainer` also changes states
+and deletes issues. Failed sign-ins are throttled per name and per client address (`Throttle`).
 Passwords are kept as scrypt hashes; a session is a random token in a cookie, stored only as its
 SHA-256.
 
@@ -18,12 +19,14 @@ import base64
 import getpass
 import hashlib
 import hmac
+import http.cookies
 import ipaddress
 import os
 import secrets
 import sys
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import sqlalchemy
@@ -54,11 +57,37 @@ class Viewer:
 
 
 def from_loopback(address: str) -> bool:
-    """Whether a client address is this machine's (where the console needs no sign-in)."""
+    """Whether a client address is this machine's."""
     try:
         return ipaddress.ip_address(address).is_loopback
     except ValueError:
         return False
+
+
+def from_this_machine(peer: str, forwarded_for: str = "") -> bool:
+    """Whether a request comes from this machine (where the console needs no sign-in): its peer is
+    loopback, and so is every address in its X-Forwarded-For, which a proxy on this machine (a
+    reverse proxy, the dev server's) adds for the client it serves. The header can only take
+    trust away: a client elsewhere that sends it still has its own address as the peer."""
+    forwarded = [a.strip() for a in forwarded_for.split(",") if a.strip()]
+    return from_loopback(peer) and all(from_loopback(a) for a in forwarded)
+
+
+def session_cookie(token: str, max_age: int, secure: bool) -> str:
+    """The Set-Cookie value for a session token ("" with max_age 0 ends it): HttpOnly, so page
+    scripts never see it; SameSite=Strict, so other sites' pages cannot use it."""
+    return (f"{COOKIE}={token}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Strict"
+            + ("; Secure" if secure else ""))
+
+
+def cookie_token(cookie_header: str) -> str:
+    """The session token in a Cookie request header ("" if none)."""
+    jar = http.cookies.SimpleCookie()
+    try:
+        jar.load(cookie_header)
+    except http.cookies.CookieError:
+        return ""
+    return jar[COOKIE].value if COOKIE in jar else ""
 
 
 def hash_password(password: str) -> str:
@@ -148,6 +177,39 @@ class Accounts:
     def end_session(self, token: str) -> None:
         with self.engine.begin() as connection:
             connection.execute(delete(SESSIONS).where(SESSIONS.c.token_hash == _digest(token)))
+
+
+class Throttle:
+    """Failed sign-ins, counted per name and per client address: after `limit` failures within
+    `window_s`, that name or address must wait until the oldest of them is `window_s` old. Kept
+    in memory, so each backend process counts its own."""
+
+    def __init__(self, limit: int = 5, window_s: float = 900.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.window_s, self.clock = limit, window_s, clock
+        self._failures: dict[str, deque[float]] = {}
+
+    def wait_s(self, *keys: str) -> float:
+        """How long the slowest of `keys` must still wait before trying again (0: it may try now)."""
+        now = self.clock()
+        wait = 0.0
+        for key in keys:
+            failures = self._failures.get(key)
+            while failures and failures[0] <= now - self.window_s:
+                failures.popleft()
+            if failures is not None and not failures:
+                del self._failures[key]
+            elif failures is not None and len(failures) >= self.limit:
+                wait = max(wait, failures[0] + self.window_s - now)
+        return wait
+
+    def failed(self, *keys: str) -> None:
+        for key in keys:
+            self._failures.setdefault(key, deque()).append(self.clock())
+
+    def succeeded(self, *keys: str) -> None:
+        for key in keys:
+            self._failures.pop(key, None)
 
 
 def _digest(token: str) -> str:

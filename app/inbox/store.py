@@ -10,6 +10,7 @@ reports, attachments, ...) stay in the outbox row the envelope came from.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections import Counter
@@ -31,6 +32,7 @@ from app.monitoring import encodings, envelope
 from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.settings import Dsn
 
+logger = logging.getLogger(__name__)
 PROJECTS = InboxProject.__table__
 ISSUES = InboxIssue.__table__
 EVENTS = InboxEvent.__table__
@@ -303,6 +305,21 @@ class InboxStore:
         if connection.execute(update(COUNTS).where(*where).values(count=COUNTS.c.count + count)).rowcount == 0:
             connection.execute(insert(COUNTS).values(project_id=project_id, kind=kind, key=key, count=count))
 
+    def delete_issue(self, issue_id: int, actor: str) -> int:
+        """Delete the issue with its stored events, their feedback and its history; how many events
+        went. The envelopes they were stored in go at retention's next pass. An event with the same
+        fingerprint later starts a new issue. `StateError` if there is no such issue."""
+        with self.engine.begin() as connection:
+            if connection.execute(select(ISSUES.c.id).where(ISSUES.c.id == issue_id)).first() is None:
+                raise states.StateError(f"There is no issue {issue_id}.")
+            event_ids = select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id).scalar_subquery()
+            connection.execute(sqlalchemy.delete(FEEDBACK).where(FEEDBACK.c.event_id.in_(event_ids)))
+            events = connection.execute(sqlalchemy.delete(EVENTS).where(EVENTS.c.issue_id == issue_id)).rowcount
+            connection.execute(sqlalchemy.delete(states.CHANGES).where(states.CHANGES.c.issue_id == issue_id))
+            connection.execute(sqlalchemy.delete(ISSUES).where(ISSUES.c.id == issue_id))
+        logger.info("issue %d deleted by %s with %d stored events", issue_id, actor, events)
+        return int(events or 0)
+
     def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
         with self.engine.begin() as connection:
@@ -361,11 +378,12 @@ class InboxReader:
 
     def issues(self, status: str | None = None, limit: int = 50, offset: int = 0, search: str = "",
                level: str = "", environment: str = "", release: str = "",
-               sort: str = "last_seen") -> tuple[list[dict[str, Any]], int]:
+               sort: str = "last_seen", project: int | None = None) -> tuple[list[dict[str, Any]], int]:
         """Issues, most recently seen first (or most events first: `sort="count"`), and how many
         match in all. `status` "open" means unresolved or regressed; `search` matches title or
-        culprit (case-insensitive); `environment` and `release` match issues with such an event."""
-        condition = sqlalchemy.true()
+        culprit (case-insensitive); `environment` and `release` match issues with such an event;
+        `project` keeps one project's."""
+        condition = sqlalchemy.true() if project is None else ISSUES.c.project_id == project
         if level:
             condition = condition & (ISSUES.c.level == level)
         for column, wanted in ((EVENTS.c.environment, environment), (EVENTS.c.release, release)):
@@ -394,9 +412,11 @@ class InboxReader:
         return dict(row) if row else None
 
     def facets(self) -> dict[str, list[str]]:
-        """The levels, environments and releases there are to filter by."""
+        """The levels, environments and releases there are to filter by, and the projects ("id · name")."""
         with self.engine.connect() as connection:
             return {
+                "project": [f"{i} · {name}" for i, name in connection.execute(
+                    select(PROJECTS.c.id, PROJECTS.c.name).order_by(PROJECTS.c.id))],
                 "level": sorted(connection.execute(select(ISSUES.c.level).distinct()).scalars()),
                 "environment": sorted(e for e in connection.execute(select(EVENTS.c.environment).distinct()).scalars() if e),
                 "release": sorted(r for r in connection.execute(select(EVENTS.c.release).distinct()).scalars() if r),

@@ -1,8 +1,8 @@
 """A Reflex plugin that edits the generated `vite.config.js` for browser monitoring.
 
-- **Tunnel proxy** (dev): Vite serves the page on :3000 and the backend runs on :8000; the
-  generated config has no proxy, so `POST /monitoring` from the page would hit Vite. A proxy entry
-  sends the tunnel path to the backend. In prod the page and the backend share one port and the
+- **Backend proxy** (dev): Vite serves the page on :3000 and the backend runs on :8000; the
+  generated config has no proxy, so `POST /monitoring` from the page would hit Vite. Proxy entries
+  send the tunnel path and `/api/` (the inbox's endpoints) to the backend. In prod the page and the backend share one port and the
   proxy is unused.
 - **Sentry's build flag** `__SENTRY_DEBUG__`, from the `debug` setting: with debug off (the
   default) the bundler drops the SDK's debug logging code from the page.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from reflex_base.constants import ReactRouter
 from reflex_base.plugins.base import Plugin, PreCompileContext
@@ -23,6 +24,9 @@ from typing_extensions import Unpack
 from app.monitoring.settings import SETTINGS
 
 SERVER_ANCHOR = "  server: {\n"
+# What the page reaches on its own origin that the backend serves: the tunnel, and the inbox's
+# ingest endpoints, JSON API and sign-in routes (all under /api/).
+DEV_PROXIED = (SETTINGS.tunnel_path, "/api/")
 BASE_ANCHOR = re.compile(r"^  base: .*\n", re.MULTILINE)
 
 
@@ -34,12 +38,13 @@ def _without(name: str, config_js: str) -> str:
     return re.sub(rf" *// lookout-{name}\n.*?\n *// end lookout-{name}\n", "", config_js, flags=re.DOTALL)
 
 
-def add_proxy(config_js: str, path: str, backend_url: str) -> str:
-    """`vite.config.js` with exactly one proxy block for `path` (replacing an earlier one)."""
+def add_proxy(config_js: str, paths: Sequence[str], backend_url: str) -> str:
+    """`vite.config.js` with exactly one proxy block, for `paths` (replacing an earlier one)."""
     without = _without("tunnel-proxy", config_js)
     if SERVER_ANCHOR not in without:
         raise RuntimeError("vite.config.js has no `server: {` block; Reflex changed its template.")
-    entry = json.dumps({path: {"target": backend_url, "changeOrigin": False}})
+    # xfwd: the backend sees X-Forwarded-For, so a client elsewhere is not taken for this machine.
+    entry = json.dumps({path: {"target": backend_url, "changeOrigin": False, "xfwd": True} for path in paths})
     return without.replace(SERVER_ANCHOR, SERVER_ANCHOR + _block("tunnel-proxy", "    ", f"proxy: {entry},"), 1)
 
 
@@ -60,5 +65,5 @@ class ViteConfigPlugin(Plugin):
         backend = get_config().api_url.rstrip("/")
         context["add_modify_task"](
             ReactRouter.VITE_CONFIG_FILE,
-            lambda text: add_sentry_flags(add_proxy(text, SETTINGS.tunnel_path, backend), SETTINGS.debug),
+            lambda text: add_sentry_flags(add_proxy(text, DEV_PROXIED, backend), SETTINGS.debug),
         )

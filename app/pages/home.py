@@ -5,6 +5,7 @@ import reflex as rx
 
 from app import db
 from app.components.layout import layout
+from app.inbox.projects import Projects
 from app.inbox.store import InboxReader
 from app.monitoring import pipeline
 from app.monitoring.settings import SETTINGS
@@ -21,6 +22,8 @@ class HomeState(rx.State):
     release: str = ""
     # Local mode: the DSN another app's Sentry SDK can report to this inbox with.
     inbox_dsn: str = ""
+    # Local mode: the projects added besides it, as (name, DSN).
+    other_projects: list[tuple[str, str]] = []
     # Local mode: what the inbox counted rather than kept.
     inbox_counts: list[tuple[str, str]] = []
     # (label, figure, element id) rows of the tunnel's counters, as /monitoring/stats reports them.
@@ -34,6 +37,9 @@ class HomeState(rx.State):
         self.release = SETTINGS.release or "(not set)"
         self.inbox_dsn = inbox_dsn(self.router.headers.host) if SETTINGS.dsn is None else ""
         if SETTINGS.dsn is None:
+            host = self.router.headers.host or SETTINGS.local_dsn.netloc
+            found = await anyio.to_thread.run_sync(Projects(db.engine()).all)
+            self.other_projects = [(p.name, p.dsn(host)) for p in found if str(p.id) != SETTINGS.local_dsn.project_id]
             inbox = InboxReader(db.engine())
             self.inbox_counts = counted(*await anyio.to_thread.run_sync(
                 lambda: (inbox.counts("session"), inbox.counts("discarded"))
@@ -100,6 +106,12 @@ def status_panel() -> rx.Component:
                 rx.heading("Report from another app", size="3", margin_top="1em"),
                 rx.text("Give any Sentry SDK this DSN; its errors land in this inbox:", size="2"),
                 rx.code(HomeState.inbox_dsn, id="inbox-dsn"),
+                rx.cond(HomeState.other_projects.length() > 0, rx.data_list.root(
+                    rx.foreach(HomeState.other_projects, lambda p: rx.data_list.item(
+                        rx.data_list.label(p[0]), rx.data_list.value(rx.code(p[1], class_name="project-dsn")),
+                    )), margin_top="0.5em", id="inbox-projects",
+                )),
+                rx.text("More projects: `python -m app.inbox.projects add NAME`.", size="1", color_scheme="gray"),
                 rx.data_list.root(rx.foreach(HomeState.inbox_counts, lambda row: rx.data_list.item(
                     rx.data_list.label(row[0]), rx.data_list.value(row[1]),
                 )), margin_top="0.75em", id="inbox-counts"),

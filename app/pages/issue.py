@@ -87,6 +87,29 @@ class IssueState(ConsoleState, rx.State):
         self.position = min(max(0, self.position + step), max(0, self.stored - 1))
         await self._read()
 
+    confirming_delete: bool = False
+
+    @rx.event
+    def ask_delete(self, asking: bool) -> None:
+        self.confirming_delete = asking
+
+    @rx.event
+    async def delete(self):  # noqa: ANN201 (an event handler's redirect)
+        """Delete the issue for good (a maintainer only), then back to the list."""
+        self.confirming_delete = False
+        if not self._allowed():
+            return None
+        viewer = self._viewer()
+        if viewer is None or not viewer.may_change:
+            self.message = "Only a maintainer can delete an issue."
+            return None
+        try:
+            await anyio.to_thread.run_sync(lambda: InboxStore(db.engine()).delete_issue(self.issue_id, viewer.name))
+        except states.StateError as exc:
+            self.message = str(exc)
+            return None
+        return rx.redirect(routes.ISSUES)
+
     @rx.event
     async def act(self, to_status: str, in_next_release: bool) -> None:
         if not self._allowed():
@@ -141,7 +164,21 @@ def page() -> rx.Component:
                                 " · last seen ", IssueState.last_seen, size="2"),
                         align="center", spacing="3",
                     ),
-                    rx.hstack(*[_action(*action) for action in ACTIONS], spacing="2"),
+                    rx.hstack(
+                        *[_action(*action) for action in ACTIONS],
+                        rx.cond(
+                            IssueState.confirming_delete,
+                            rx.hstack(
+                                rx.text("Delete this issue and its stored events for good?", size="2"),
+                                rx.button("Delete", on_click=IssueState.delete, color_scheme="red", id="issue-delete-confirm"),
+                                rx.button("Keep it", on_click=IssueState.ask_delete(False), variant="soft"),
+                                align="center", spacing="2",
+                            ),
+                            rx.button("Delete…", on_click=IssueState.ask_delete(True), color_scheme="red",
+                                      variant="soft", id="issue-delete"),
+                        ),
+                        spacing="2", wrap="wrap",
+                    ),
                     rx.cond(IssueState.message != "", rx.callout(IssueState.message, color_scheme="orange")),
                     rx.cond(IssueState.feedback.length() > 0, rx.vstack(
                         rx.heading("What users said", size="4"),

@@ -21,8 +21,22 @@ ANY = "any"  # a filter's "no filter" choice (a select's value cannot be empty)
 SORTS = {"last seen": "last_seen", "events": "count"}
 
 
+FACETS_EVERY_S = 30.0  # filter choices are re-read at most this often (they are DISTINCTs over the events)
+_facets: tuple[float, dict[str, list[str]]] = (float("-inf"), {})
+
+
 def reader() -> InboxReader:
     return InboxReader(db.engine())
+
+
+def filter_choices(inbox: InboxReader) -> dict[str, list[str]]:
+    """The filters' choices from what is stored, shared by every open list for FACETS_EVERY_S."""
+    global _facets
+    read_at, found = _facets
+    if time.monotonic() - read_at > FACETS_EVERY_S:
+        found = inbox.facets()
+        _facets = (time.monotonic(), found)
+    return found
 
 
 class IssuesState(ConsoleState, rx.State):
@@ -35,11 +49,13 @@ class IssuesState(ConsoleState, rx.State):
     level: str = ANY
     environment: str = ANY
     release: str = ANY
+    project: str = ANY  # "id · name"
     sort: str = "last seen"
     # Choices for the filters, from what is stored.
     levels: list[str] = [ANY]
     environments: list[str] = [ANY]
     releases: list[str] = [ANY]
+    projects: list[str] = [ANY]
 
     @rx.var
     def pages(self) -> int:
@@ -49,18 +65,19 @@ class IssuesState(ConsoleState, rx.State):
         status = None if self.status == "all" else self.status
         chosen = {name: "" if value == ANY else value
                   for name, value in (("level", self.level), ("environment", self.environment), ("release", self.release))}
+        project = int(self.project.split(" ", 1)[0]) if self.project.split(" ", 1)[0].isdigit() else None
         now = time.time()
 
         def read() -> tuple[list[dict], int, dict[int, list[int]], dict[str, list[str]]]:
             inbox = reader()
             found, total = inbox.issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search,
-                                        sort=SORTS.get(self.sort, "last_seen"), **chosen)
-            return found, total, inbox.hourly([i["id"] for i in found], now), inbox.facets()
+                                        sort=SORTS.get(self.sort, "last_seen"), project=project, **chosen)
+            return found, total, inbox.hourly([i["id"] for i in found], now), filter_choices(inbox)
 
         found, total, hourly, facets = await anyio.to_thread.run_sync(read)
         self.total = total
         self.levels, self.environments = [ANY, *facets["level"]], [ANY, *facets["environment"]]
-        self.releases = [ANY, *facets["release"]]
+        self.releases, self.projects = [ANY, *facets["release"]], [ANY, *facets["project"]]
         self.rows = [{
             "id": str(issue["id"]), "title": issue["title"], "culprit": issue["culprit"],
             "level": issue["level"], "status": issue["status"], "count": str(issue["event_count"]),
@@ -89,6 +106,10 @@ class IssuesState(ConsoleState, rx.State):
     @rx.event
     async def set_release(self, value: str) -> None:
         await self._filter("release", value)
+
+    @rx.event
+    async def set_project(self, value: str) -> None:
+        await self._filter("project", value)
 
     @rx.event
     async def set_sort(self, value: str) -> None:
@@ -137,6 +158,9 @@ def page() -> rx.Component:
                               on_change=IssuesState.set_environment, id="issues-environment"),
                     rx.select(IssuesState.releases, value=IssuesState.release, on_change=IssuesState.set_release,
                               id="issues-release"),
+                    rx.cond(IssuesState.projects.length() > 2, rx.select(
+                        IssuesState.projects, value=IssuesState.project, on_change=IssuesState.set_project,
+                        id="issues-project")),
                     rx.select(list(SORTS), value=IssuesState.sort, on_change=IssuesState.set_sort, id="issues-sort"),
                     rx.text(IssuesState.total.to_string() + " issues", id="issues-total"),
                     align="center", spacing="3",

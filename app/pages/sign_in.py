@@ -1,41 +1,31 @@
-"""`/signin`: sign in to use the console from another machine (app/inbox/accounts.py)."""
+"""`/signin`: sign in to use the console from another machine (app/inbox/accounts.py).
+
+The form is posted to the backend as a page navigation (app/inbox/api.py), which sets the session
+as an HttpOnly cookie and sends the browser on to the issues; a refusal comes back here as
+`?problem=`."""
 
 from __future__ import annotations
 
-import anyio.to_thread
 import reflex as rx
 
-from app import routes
-from app.components.console import ConsoleState, accounts
 from app.components.layout import layout
+from app.inbox.api import SIGN_IN, SIGN_OUT
 
 TITLE = "Sign in · Lookout"
+PROBLEMS = {
+    "mismatch": "That name and password do not match a console user.",
+    "throttled": "Too many failed sign-ins for this name or from this address: try again in {minutes} min.",
+}
 
 
-class SignInState(ConsoleState, rx.State):
+class SignInState(rx.State):
     problem: str = ""
 
-    async def _read(self) -> None:
-        pass
-
     @rx.event
-    async def sign_in(self, form: dict[str, str]):
-        found = await anyio.to_thread.run_sync(
-            accounts().authenticate, str(form.get("name", "")), str(form.get("password", ""))
-        )
-        if found is None:
-            self.problem = "That name and password do not match a console user."
-            return None
-        self.problem = ""
-        self.session_token = await anyio.to_thread.run_sync(accounts().start_session, found)
-        return rx.redirect(routes.ISSUES)
-
-    @rx.event
-    async def sign_out(self):
-        if self.session_token:
-            await anyio.to_thread.run_sync(accounts().end_session, self.session_token)
-        self.session_token = ""
-        return rx.redirect(routes.SIGN_IN)
+    def load(self) -> None:
+        query = self.router.url.query_parameters
+        minutes = query.get("minutes", "")
+        self.problem = PROBLEMS.get(query.get("problem", ""), "").format(minutes=minutes if minutes.isdigit() else "15")
 
 
 def page() -> rx.Component:
@@ -43,7 +33,7 @@ def page() -> rx.Component:
         rx.heading("Sign in", size="7", id="page-title"),
         rx.text("From this machine the console is open; from elsewhere, sign in as a console user "
                 "(added by whoever runs Lookout: `python -m app.inbox.accounts add NAME`)."),
-        rx.form(
+        rx.el.form(
             rx.vstack(
                 rx.input(name="name", placeholder="Name", id="sign-in-name", auto_complete="username"),
                 rx.input(name="password", type="password", placeholder="Password", id="sign-in-password",
@@ -52,7 +42,15 @@ def page() -> rx.Component:
                 rx.cond(SignInState.problem != "", rx.callout(SignInState.problem, color_scheme="red", id="sign-in-problem")),
                 spacing="3", width="20em",
             ),
-            on_submit=SignInState.sign_in,
+            **native_post("sign-in-form", SIGN_IN),
         ),
-        rx.button("Sign out", on_click=SignInState.sign_out, variant="ghost", id="sign-out"),
+        rx.el.form(rx.button("Sign out", type="submit", variant="ghost", id="sign-out"),
+                   **native_post("sign-out-form", SIGN_OUT)),
     )
+
+
+def native_post(form_id: str, action: str) -> dict[str, object]:
+    """A form's props to POST it as a page navigation (so the answer's cookie and redirect apply).
+    Reflex's forms always cancel the browser's submit; `form.submit()` posts without that event."""
+    return {"id": form_id, "action": action, "method": "post",
+            "on_submit": rx.call_script(f"document.getElementById('{form_id}').submit()")}

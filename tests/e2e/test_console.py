@@ -1,9 +1,10 @@
-"""The console pages in Chromium: issues appear live, an issue resolves and regresses, hostile
-strings stay text, and other machines are refused."""
+"""The console pages in Chromium: issues appear live, an issue resolves, regresses and is deleted,
+hostile strings stay text, and other machines are refused."""
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import httpx
@@ -50,6 +51,13 @@ def test_a_new_error_appears_without_reload_then_resolves_and_regresses(
     expect(page.locator("#issue-position")).to_have_text("2 of 2 stored")
     expect(page.locator("#issue-event-id")).not_to_have_text(latest or "")
     expect(page.locator("#issue-breakdown")).to_contain_text("100 %")
+    page.click("#issue-delete")  # asks first
+    page.click("#issue-delete-confirm")
+    expect(page).to_have_url(app_server.url + "/issues")
+    expect(page.locator("#issues-table")).to_be_visible()
+    expect(page.locator(".issue-row", has_text=message)).to_have_count(0)
+    answer = httpx.get(f"{app_server.url}/api/inbox/events/{latest}")
+    assert answer.status_code == 404, answer.text
 
 
 def test_hostile_strings_in_an_event_stay_text(app_server: AppServer, page: Page) -> None:
@@ -89,9 +97,11 @@ def test_other_machines_must_sign_in_and_viewers_only_read(app_server: AppServer
     page.fill("#sign-in-password", "not the password")
     page.click("#sign-in-submit")
     expect(page.locator("#sign-in-problem")).to_be_visible()
+    page.fill("#sign-in-name", VIEWER)  # the form came back empty
     page.fill("#sign-in-password", VIEWER_PASSWORD)
     page.click("#sign-in-submit")
     expect(page.locator("#console-viewer")).to_have_text(f"Signed in as {VIEWER} (viewer)", timeout=15_000)
+    assert "lookout_session" not in page.evaluate("() => document.cookie")  # HttpOnly: scripts cannot read it
     row = page.locator(".issue-row").first
     expect(row).to_be_visible()
     row.locator(".issue-title").click()
@@ -100,6 +110,15 @@ def test_other_machines_must_sign_in_and_viewers_only_read(app_server: AppServer
     page.locator("#issue-resolve, #issue-reopen, #issue-unignore").first.click()
     expect(page.get_by_text("Only a maintainer can change an issue's status.")).to_be_visible()
     expect(page.locator("#issue-status")).to_have_text(before or "")
+    page.click("#issue-delete")
+    page.click("#issue-delete-confirm")
+    expect(page.get_by_text("Only a maintainer can delete an issue.")).to_be_visible()
+    expect(page.locator("#issue-status")).to_have_text(before or "")
+    page.goto(elsewhere + "/signin")
+    page.click("#sign-out")
+    expect(page).to_have_url(re.compile(re.escape(elsewhere) + r"/signin/?$"))
+    page.goto(elsewhere + "/issues")
+    expect(page.locator("#console-refused")).to_be_visible(timeout=15_000)
 
 
 def test_the_slow_handler_shows_as_one_trace_from_click_to_sql(app_server: AppServer, page: Page) -> None:

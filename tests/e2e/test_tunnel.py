@@ -40,9 +40,10 @@ def test_the_browser_can_post_to_the_tunnel_on_its_own_origin(app_server: AppSer
     assert status == 200
 
 
-def test_dev_server_proxies_the_tunnel_to_the_backend(app_server: AppServer) -> None:
+def test_dev_server_proxies_the_tunnel_and_the_inbox_api_to_the_backend(app_server: AppServer) -> None:
     # Every compile (prod too) rewrites vite.config.js; in dev Vite uses this block.
     config = (ROOT / ".web" / "vite.config.js").read_text()
     assert config.count("// lookout-tunnel-proxy") == 1
     # The backend URL of the compile that wrote it (the e2e app's own port here, :8000 in dev).
-    assert re.search(r'"/monitoring": \{"target": "http://localhost:\d+", "changeOrigin": false\}', config)
+    for path in ("/monitoring", "/api/"):  # the tunnel, and the inbox's endpoints
+        assert re.search(rf'"{path}": \{{"target": "http://localhost:\d+", "changeOrigin": false, "xfwd": true\}}', config)

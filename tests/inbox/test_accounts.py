@@ -69,3 +69,21 @@ def test_the_cli_adds_a_user_with_the_password_from_stdin(engine: sqlalchemy.Eng
     assert Accounts(engine, from_env={}).authenticate("erin", "erin-secret") == Viewer("erin", "maintainer")
     monkeypatch.setattr(sys, "stdin", io.StringIO("erin-secret\n"))
     assert module.main(["add", "erin"]) == 2  # already there
+
+
+def test_failed_sign_ins_are_throttled_per_name_and_address_until_the_window_passes() -> None:
+    now = [1000.0]
+    throttle = module.Throttle(limit=3, window_s=60.0, clock=lambda: now[0])
+    for _ in range(3):
+        assert throttle.wait_s("name:ann", "address:10.0.0.9") == 0
+        throttle.failed("name:ann", "address:10.0.0.9")
+        now[0] += 10
+    assert throttle.wait_s("name:ann") == pytest.approx(30.0)  # the first failure is 30 s from leaving the window
+    assert throttle.wait_s("name:bob", "address:10.0.0.9") == pytest.approx(30.0)  # the address too
+    assert throttle.wait_s("name:bob", "address:10.0.0.7") == 0
+    now[0] += 30
+    assert throttle.wait_s("name:ann", "address:10.0.0.9") == 0  # one failure left the window
+    throttle.failed("name:ann")
+    assert throttle.wait_s("name:ann") > 0
+    throttle.succeeded("name:ann")
+    assert throttle.wait_s("name:ann") == 0

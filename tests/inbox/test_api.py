@@ -57,3 +57,42 @@ async def test_other_machines_need_a_signed_in_session(inbox: InboxStore) -> Non
         assert (await http.get("/api/inbox/issues")).status_code == 200
     async with client(inbox, address="203.0.113.9", cookies={COOKIE: "forged"}) as http:
         assert (await http.get("/api/inbox/issues")).status_code == 401
+
+
+async def test_a_request_forwarded_for_another_machine_is_not_this_machines(inbox: InboxStore) -> None:
+    async with client(inbox) as http:  # a proxy on this machine, serving a client elsewhere
+        forwarded = await http.get("/api/inbox/issues", headers={"X-Forwarded-For": "203.0.113.9"})
+        assert forwarded.status_code == 401
+        assert (await http.get("/api/inbox/issues", headers={"X-Forwarded-For": "127.0.0.1"})).status_code == 200
+    async with client(inbox, address="203.0.113.9") as http:  # claiming to be forwarded for loopback
+        assert (await http.get("/api/inbox/issues", headers={"X-Forwarded-For": "127.0.0.1"})).status_code == 401
+
+
+async def test_sign_in_sets_an_httponly_session_cookie_and_sign_out_ends_it(inbox: InboxStore) -> None:
+    Accounts(inbox.engine, from_env={}).add_user("alice", "viewer", "alice-secret")
+    async with client(inbox, address="203.0.113.9") as http:
+        wrong = await http.post(api.SIGN_IN, data={"name": "alice", "password": "nope"})
+        assert (wrong.status_code, wrong.headers["location"]) == (303, "/signin?problem=mismatch")
+        assert "set-cookie" not in wrong.headers
+        signed = await http.post(api.SIGN_IN, data={"name": "alice", "password": "alice-secret"})
+        assert (signed.status_code, signed.headers["location"]) == (303, "/issues")
+        cookie = signed.headers["set-cookie"]
+        assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert "Max-Age=604800" in cookie
+        assert (await http.get("/api/inbox/issues")).status_code == 200  # the client keeps the cookie
+        ended = await http.post(api.SIGN_OUT)
+        assert ended.headers["location"] == "/signin" and "Max-Age=0" in ended.headers["set-cookie"]
+        token = cookie.split(";")[0].split("=", 1)[1]
+    async with client(inbox, address="203.0.113.9", cookies={COOKIE: token}) as http:
+        assert (await http.get("/api/inbox/issues")).status_code == 401  # the session is gone
+
+
+async def test_failed_sign_ins_are_throttled(inbox: InboxStore) -> None:
+    Accounts(inbox.engine, from_env={}).add_user("alice", "viewer", "alice-secret")
+    async with client(inbox, address="203.0.113.9") as http:
+        for _ in range(5):
+            assert (await http.post(api.SIGN_IN, data={"name": "alice", "password": "nope"})).headers["location"] \
+                == "/signin?problem=mismatch"
+        held = await http.post(api.SIGN_IN, data={"name": "alice", "password": "alice-secret"})  # even the right one
+        assert held.headers["location"] == "/signin?problem=throttled&minutes=15" and "set-cookie" not in held.headers
+        assert (await http.post(api.SIGN_IN, content=b"x" * 5000)).status_code == 413

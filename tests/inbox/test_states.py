@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.inbox import states
 from app.inbox.store import InboxReader, InboxStore
-from tests.inbox.test_store import error, event_envelope
+from tests.inbox.conftest import LOCAL_DSN
+from tests.inbox.test_store import error, event_envelope, query
+from tests.monitoring.envelopes import build
 
 
 def issue_of(inbox: InboxStore, **event: object) -> int:
@@ -63,3 +67,25 @@ def test_changes_the_state_does_not_allow_are_refused(inbox: InboxStore, first: 
         inbox.change_status(issue_id, then, "ada")
     with pytest.raises(states.StateError, match="no issue 999"):
         inbox.change_status(999, states.RESOLVED, "ada")
+
+
+def test_deleting_an_issue_takes_its_events_feedback_and_history(inbox: InboxStore) -> None:
+    first = error("'gone'")
+    inbox.ingest_envelope(event_envelope(first))
+    issue_id = InboxReader(inbox.engine).event(first["event_id"])["issue_id"]
+    other = error("'stays'")
+    inbox.ingest_envelope(event_envelope(other))
+    feedback = {"contexts": {"feedback": {"associated_event_id": first["event_id"], "message": "broken"}}}
+    inbox.ingest_envelope(build(LOCAL_DSN, [("feedback", json.dumps(feedback).encode())]))
+    inbox.change_status(issue_id, states.RESOLVED, "ann")
+    assert inbox.delete_issue(issue_id, "ann") == 1
+    reader = InboxReader(inbox.engine)
+    assert reader.issue(issue_id) is None and reader.event(first["event_id"]) is None
+    assert reader.event(other["event_id"]) is not None
+    assert query(inbox, "select count(*) from inbox_feedback") == [(0,)]
+    assert query(inbox, f"select count(*) from inbox_issue_change where issue_id = {issue_id}") == [(0,)]
+    with pytest.raises(states.StateError, match="There is no issue"):
+        inbox.delete_issue(issue_id, "ann")
+    again = error("'gone'")
+    inbox.ingest_envelope(event_envelope(again))
+    assert reader.event(again["event_id"])["issue_id"] != issue_id  # a new issue

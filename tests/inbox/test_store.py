@@ -136,7 +136,8 @@ def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
     add("'a'", 3, environment="production", release="shop@1")
     add("'b'", 1, environment="staging", level="warning")
     reader = InboxReader(inbox.engine)
-    assert reader.facets() == {"level": ["error", "warning"], "environment": ["production", "staging"], "release": ["shop@1"]}
+    assert reader.facets() == {"project": ["1 · Lookout"], "level": ["error", "warning"],
+                               "environment": ["production", "staging"], "release": ["shop@1"]}
     assert [i["title"] for i in reader.issues(environment="staging")[0]] == ["KeyError: 'b'"]
     assert [i["title"] for i in reader.issues(release="shop@1")[0]] == ["KeyError: 'a'"]
     assert [i["title"] for i in reader.issues(level="warning")[0]] == ["KeyError: 'b'"]

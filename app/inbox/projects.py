@@ -1,0 +1,85 @@
+"""The inbox's projects: each is a row with its id and public key, and so a DSN another app's
+Sentry SDK can report with (`http://<public key>@<host:port>/<id>`). The first one (the local DSN,
+LOOKOUT_LOCAL_DSN) exists out of the box; more are added from the command line:
+
+    .venv/bin/python -m app.inbox.projects add "Billing service" [--host HOST:PORT]
+    .venv/bin/python -m app.inbox.projects list [--host HOST:PORT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+
+import sqlalchemy
+from sqlalchemy import func, insert, select
+
+from app.models import InboxProject
+
+PROJECTS = InboxProject.__table__
+DEFAULT_HOST = "localhost:3000"
+
+
+@dataclass(frozen=True)
+class Project:
+    id: int
+    name: str
+    public_key: str
+
+    def dsn(self, host: str) -> str:
+        """Its DSN for SDKs that reach this Lookout at `host` (the ingest endpoints are on the app's port)."""
+        return f"http://{self.public_key}@{host}/{self.id}"
+
+
+class Projects:
+    def __init__(self, engine: sqlalchemy.Engine) -> None:
+        self.engine = engine
+
+    def add(self, name: str) -> Project:
+        """A new project with the next free id and a random key; `ValueError` for an empty name."""
+        name = name.strip()
+        if not name:
+            raise ValueError("A project needs a name.")
+        key = secrets.token_hex(16)
+        with self.engine.begin() as connection:
+            project_id = (connection.execute(select(func.max(PROJECTS.c.id))).scalar() or 0) + 1
+            connection.execute(insert(PROJECTS).values(id=project_id, name=name, public_key=key, created_at=time.time()))
+        return Project(project_id, name, key)
+
+    def all(self) -> list[Project]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(PROJECTS.c.id, PROJECTS.c.name, PROJECTS.c.public_key).order_by(PROJECTS.c.id))
+            return [Project(*row) for row in rows]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.inbox.projects", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"host:port SDKs reach Lookout at (default {DEFAULT_HOST})")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("add", help="add a project and print its DSN").add_argument("name")
+    commands.add_parser("list", help="print every project's DSN")
+    args = parser.parse_args(argv)
+    from app import db
+
+    engine = db.engine()
+    db.migrate(engine)
+    projects = Projects(engine)
+    if args.command == "add":
+        try:
+            project = projects.add(args.name)
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        print(project.dsn(args.host))
+        return 0
+    for project in projects.all():
+        print(f"{project.id}\t{project.name}\t{project.dsn(args.host)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
