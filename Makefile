@@ -34,9 +34,12 @@ run: setup
 prod: setup
 	$(REFLEX) run --env prod
 
-# What the browser tests need besides Python packages: Debian's chromium.
+# What the tests need besides Python packages, from Debian's packages: chromium for the browser
+# tests, PostgreSQL and Redis servers (the tests start their own on loopback: tests/services.py).
+DEBIAN_TEST_PACKAGES := chromium postgresql redis-server
 test-deps:
-	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	test -x $(CHROMIUM) && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && test -x /usr/bin/redis-server \
+	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
 test: setup test-deps
 	$(PY) -m pytest

@@ -1,4 +1,4 @@
-"""Reflex configuration: app name, database, bun and plugins — nothing else."""
+"""Reflex configuration: app name, database, Redis, bun and plugins — nothing else."""
 
 import os
 from pathlib import Path
@@ -18,6 +18,9 @@ config = rx.Config(
     app_name="app",
     # SQLite by default: `make run` needs no database server.
     db_url=os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'lookout.db'}",
+    # With Redis, Reflex keeps page state there and `--env prod` runs several backend workers
+    # (GRANIAN_WORKERS of them; 2 × cores + 1 by default); without it, one worker keeps it in memory.
+    redis_url=os.environ.get("REDIS_URL") or None,
     # The bun binary from the npm registry's `bun` package, installed by `make setup`;
     # Reflex would otherwise try to download it from the internet.
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",

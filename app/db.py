@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import sqlalchemy
@@ -62,11 +64,32 @@ def _alembic_config(connection: sqlalchemy.Connection) -> Config:
     return config
 
 
+MIGRATION_LOCK = 7_426_001  # PostgreSQL advisory lock key: one worker migrates at a time
+
+
 def migrate(eng: sqlalchemy.Engine) -> str | None:
-    """Bring the database to the newest migration; returns the revision it is at."""
-    with eng.begin() as connection:
+    """Bring the database to the newest migration; returns the revision it is at. Several workers
+    starting at once take turns: the first migrates, the others then find nothing to do."""
+    with _migrating_alone(eng), eng.begin() as connection:
+        if eng.dialect.name == "postgresql":
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")  # until commit
         command.upgrade(_alembic_config(connection), "head")
         return MigrationContext.configure(connection).get_current_revision()
+
+
+@contextlib.contextmanager
+def _migrating_alone(eng: sqlalchemy.Engine) -> Iterator[None]:
+    """For a SQLite file: an exclusive lock on `<file>.migrate-lock` while migrating."""
+    database = eng.url.database if eng.dialect.name == "sqlite" else None
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def head_revision() -> str | None:

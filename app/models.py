@@ -219,3 +219,13 @@ class InboxCount(SQLModel, table=True):
     kind: str  # "session" or "discarded"
     key: str  # "release|environment|status" or "category|reason"
     count: int = 0
+
+
+class WorkerLease(SQLModel, table=True):
+    """Who may run a piece of work that must run once at a time (app/monitoring/leases.py)."""
+
+    __tablename__ = "worker_lease"
+
+    name: str = Field(primary_key=True)
+    holder: str
+    until: float  # epoch seconds; expired leases may be taken

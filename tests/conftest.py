@@ -1,11 +1,21 @@
-"""Shared test set-up: tests run in local mode, whatever the developer's shell holds."""
+"""Shared test set-up: tests run in local mode, whatever the developer's shell holds; the storage
+tests run on SQLite and on a real PostgreSQL (tests/services.py), through `database_url`."""
 
 import os
 
 # Settings are read once at import, so this must happen before `app` is imported.
 os.environ["SENTRY_DSN"] = ""
 
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+import sqlalchemy
+
+from tests import services
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 @pytest.fixture
@@ -18,3 +28,69 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests last: fast feedback first, and Playwright's sync API keeps an event loop
     running in the main thread once started, which async tests cannot share."""
     items.sort(key=lambda item: "/e2e/" in str(item.path))
+
+
+def need(server: str) -> None:
+    """Skip (saying why) when `server`'s programs are missing, except in CI, where that fails."""
+    absent = [m for m in services.missing() if m.startswith(server)]
+    if absent:
+        message = f"{', '.join(absent)} not installed (`make test-deps` installs it)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[services.Postgres]:
+    need("PostgreSQL")
+    with services.postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[services.Redis]:
+    need("Redis")
+    with services.redis() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: services.Postgres) -> str:
+    """A database with every migration applied, copied for each test (much faster than migrating)."""
+    from app import db
+
+    name = "lookout_template"
+    admin = sqlalchemy.create_engine(postgres_server.url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {name}")
+    admin.dispose()
+    engine = sqlalchemy.create_engine(postgres_server.url(name))
+    db.migrate(engine)
+    engine.dispose()
+    return name
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty, migrated database of each kind: a SQLite file, or a PostgreSQL database of its own."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    server: services.Postgres = request.getfixturevalue("postgres_server")
+    template = request.getfixturevalue("postgres_template")
+    name = f"test_{uuid.uuid4().hex[:16]}"
+    admin = sqlalchemy.create_engine(server.url(), isolation_level="AUTOCOMMIT", poolclass=sqlalchemy.pool.NullPool)
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {name} TEMPLATE {template}")
+    try:
+        yield server.url(name)
+    finally:
+        from reflex.model import _ENGINE
+
+        engine = _ENGINE.pop(server.url(name), None)
+        if engine is not None:
+            engine.dispose()
+        if server.process is not None:  # a fault test may have left it stopped
+            with admin.connect() as connection:
+                connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.dispose()

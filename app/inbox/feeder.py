@@ -24,6 +24,7 @@ from sqlalchemy import exists, insert, select
 
 from app.inbox.retention import Retention
 from app.inbox.store import READ, Incoming, Ingested, InboxStore
+from app.monitoring.leases import Lease
 from app.monitoring.outbox import LOCAL, TABLE as OUTBOX, OutboxStore
 
 logger = logging.getLogger(__name__)
@@ -44,12 +45,15 @@ ROWS = select(OUTBOX.c.id, OUTBOX.c.dsn, OUTBOX.c.body, OUTBOX.c.content_encodin
 
 class InboxFeeder:
     def __init__(self, outbox: OutboxStore, inbox: InboxStore, idle_s: float = 1.0,
-                 retention: Retention | None = None, retention_every_s: float = 60.0) -> None:
+                 retention: Retention | None = None, retention_every_s: float = 60.0,
+                 lease: Lease | None = None) -> None:
+        """`lease`: with several workers, only its holder feeds (app/monitoring/leases.py)."""
         self.outbox = outbox
         self.inbox = inbox
         self.idle_s = idle_s
         self.retention = retention
         self.retention_every_s = retention_every_s
+        self.lease = lease
         self._retained_at = float("-inf")
         self.ingested = 0
         self.rejected = 0
@@ -60,8 +64,18 @@ class InboxFeeder:
         self._wake.set()
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            if self.lease is not None:
+                await anyio.to_thread.run_sync(self.lease.release)
+
+    async def _run(self) -> None:
         while True:
             self._wake.clear()
+            if self.lease is not None and not await anyio.to_thread.run_sync(self.lease.keep):
+                await asyncio.sleep(self.idle_s)  # another worker feeds (or the database is away)
+                continue
             if self.retention is not None and time.monotonic() - self._retained_at > self.retention_every_s:
                 self._retained_at = time.monotonic()
                 evicted = await anyio.to_thread.run_sync(self.retention.run)

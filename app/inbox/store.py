@@ -116,14 +116,20 @@ class InboxStore:
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
         """The project of `dsn` (its id and public key), created if missing."""
         project_id = int(dsn.project_id)
-        with self.engine.begin() as connection:
-            found = connection.execute(select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)).first()
-            if found is None:
-                connection.execute(insert(PROJECTS).values(
-                    id=project_id, name=name, public_key=dsn.public_key, created_at=time.time(),
-                ))
-            elif found[0] != dsn.public_key:
-                raise ValueError(f"project {project_id} exists with another public key than {dsn}")
+        try:
+            with self.engine.begin() as connection:
+                found = connection.execute(select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)).first()
+                if found is None:
+                    connection.execute(insert(PROJECTS).values(
+                        id=project_id, name=name, public_key=dsn.public_key, created_at=time.time(),
+                    ))
+        except sqlalchemy.exc.IntegrityError:  # another worker, starting at the same time, made it
+            found = None
+        if found is None:
+            with self.engine.connect() as connection:
+                found = connection.execute(select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)).first()
+        if found is not None and found[0] != dsn.public_key:
+            raise ValueError(f"project {project_id} exists with another public key than {dsn}")
         return project_id
 
     def project_for(self, dsn_text: str | None) -> int:

@@ -27,6 +27,7 @@ import anyio.to_thread
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
+from app.monitoring.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
 from app.monitoring.ratelimits import RateLimits
 from app.monitoring.settings import Dsn, Settings
@@ -63,13 +64,16 @@ class Forwarder:
         client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.time,
         intake_busy: Callable[[], bool] = lambda: False,
+        lease: Lease | None = None,
     ) -> None:
+        """`lease`: with several workers, only its holder forwards (app/monitoring/leases.py)."""
         self.store = store
         self.settings = settings
         self.limits = limits
         self.stats = stats
         self.clock = clock
         self.intake_busy = intake_busy
+        self.lease = lease
         # httpx's API over aiohttp's connection handling: measured 1.3–1.8× the drain rate of
         # httpx's own transport (bench/tunnel.py).
         self.client = client or httpx.AsyncClient(
@@ -92,18 +96,27 @@ class Forwarder:
         try:
             while True:
                 self._wake.clear()
-                for dsn in await anyio.to_thread.run_sync(self.store.pending_dsns):
-                    if dsn not in self._lanes:
-                        self._lanes[dsn] = asyncio.create_task(self._lane(dsn), name=f"lookout-lane-{dsn}")
+                if self.lease is not None and not await anyio.to_thread.run_sync(self.lease.keep):
+                    await self._stop_lanes()  # another worker forwards (or the database is away)
+                else:
+                    for dsn in await anyio.to_thread.run_sync(self.store.pending_dsns):
+                        if dsn not in self._lanes:
+                            self._lanes[dsn] = asyncio.create_task(self._lane(dsn), name=f"lookout-lane-{dsn}")
                 # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives
                 # as the event is set (CPython gh-86296), and shutdown would then hang.
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(POLL_SECONDS):
                         await self._wake.wait()
         finally:
-            for lane in self._lanes.values():
-                lane.cancel()
-            await asyncio.gather(*self._lanes.values(), return_exceptions=True)
+            await self._stop_lanes()
+            if self.lease is not None:
+                await anyio.to_thread.run_sync(self.lease.release)
+
+    async def _stop_lanes(self) -> None:
+        lanes = list(self._lanes.values())
+        for lane in lanes:
+            lane.cancel()
+        await asyncio.gather(*lanes, return_exceptions=True)
 
     async def _lane(self, dsn: str) -> None:
         try:

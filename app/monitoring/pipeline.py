@@ -19,6 +19,7 @@ from app.inbox.retention import Caps, Retention
 from app.inbox.store import InboxStore
 from app.monitoring import server
 from app.monitoring.forwarder import Forwarder
+from app.monitoring.leases import Lease
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.ratelimits import RateLimits
 from app.monitoring.settings import SETTINGS
@@ -71,7 +72,8 @@ async def run_inbox() -> AsyncIterator[None]:
     task = None
     if SETTINGS.dsn is None:
         await asyncio.to_thread(inbox.ensure_project, SETTINGS.local_dsn)
-        feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)))
+        feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)),
+                             lease=Lease(db.engine(), "inbox-feeder"))
         with sentry_sdk.isolation_scope():  # its queries are no one's breadcrumbs
             task = asyncio.create_task(feeder.run(), name="lookout-inbox-feeder")
     try:
@@ -89,7 +91,8 @@ async def run_forwarder() -> AsyncIterator[None]:
     global forwarder
     task = None
     if SETTINGS.dsn is not None:
-        forwarder = Forwarder(store, SETTINGS, limits, stats, intake_busy=tunnel.busy)
+        forwarder = Forwarder(store, SETTINGS, limits, stats, intake_busy=tunnel.busy,
+                              lease=Lease(db.engine(), "forwarder"))
         # A scope of its own: its HTTP requests and queries must not become other events' breadcrumbs.
         with sentry_sdk.isolation_scope():
             task = asyncio.create_task(forwarder.run(), name="lookout-forwarder")

@@ -15,8 +15,9 @@ LOCAL_DSN = DEFAULT_LOCAL_DSN
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> sqlalchemy.Engine:
-    eng = db.engine(f"sqlite:///{tmp_path / 'inbox.db'}")
+def engine(database_url: str) -> sqlalchemy.Engine:
+    """A migrated database: each test runs on SQLite and on PostgreSQL (tests/conftest.py)."""
+    eng = db.engine(database_url)
     db.migrate(eng)
     return eng
 

@@ -22,6 +22,19 @@ def local_row(body: bytes, dsn: str = LOCAL_DSN) -> dict[str, object]:
 READ = "read"  # a local row recorded in inbox_read
 
 
+# A trigger that refuses events whose title has "poison" in it, as a constraint would.
+REFUSING_TRIGGER = {
+    "sqlite": ["create trigger refuse before insert on inbox_event when new.title like '%poison%' "
+               "begin select raise(abort, 'refused by a test trigger'); end"],
+    "postgresql": [
+        "create function refuse() returns trigger language plpgsql as $$ begin "
+        "if new.title like '%%poison%%' then raise exception 'refused by a test trigger' using errcode = '23514'; "
+        "end if; return new; end $$",
+        "create trigger refuse before insert on inbox_event for each row execute function refuse()",
+    ],
+}
+
+
 def statuses(engine: sqlalchemy.Engine) -> list[tuple]:
     """(status, last error) per outbox row; the status of a local row the feeder has read is READ."""
     with engine.connect() as connection:
@@ -76,10 +89,9 @@ async def test_the_running_feeder_reads_rows_and_applies_retention(inbox: InboxS
 
 
 def test_a_row_the_database_refuses_does_not_sink_its_batch(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
-    with engine.begin() as connection:  # a real refusal from SQLite, for one title only
-        connection.execute(sqlalchemy.text(
-            "create trigger refuse before insert on inbox_event when new.title like '%poison%' "
-            "begin select raise(abort, 'refused by a test trigger'); end"))
+    with engine.begin() as connection:  # a real refusal from the database, for one title only
+        for statement in REFUSING_TRIGGER[engine.dialect.name]:
+            connection.exec_driver_sql(statement)
     outbox = OutboxStore(engine)
     outbox.add_many([local_row(event_envelope(error(name))) for name in ("'a'", "'poison'", "'b'")])
     feeder = InboxFeeder(outbox, inbox)

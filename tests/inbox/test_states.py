@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import sqlalchemy
 
 from app.inbox import states
 from app.inbox.store import InboxReader, InboxStore
@@ -21,7 +22,7 @@ def issue_of(inbox: InboxStore, **event: object) -> int:
 
 def status(inbox: InboxStore, issue_id: int) -> str:
     with inbox.engine.connect() as connection:
-        return connection.exec_driver_sql("select status from inbox_issue where id = ?", (issue_id,)).scalar_one()
+        return connection.execute(sqlalchemy.text("select status from inbox_issue where id = :id"), {"id": issue_id}).scalar_one()
 
 
 def test_a_resolved_issue_regresses_when_it_happens_again(inbox: InboxStore) -> None:

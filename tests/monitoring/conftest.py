@@ -31,8 +31,9 @@ def upstream() -> Iterator[Upstream]:
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> sqlalchemy.Engine:
-    eng = db.engine(f"sqlite:///{tmp_path / 'outbox.db'}")
+def engine(database_url: str) -> sqlalchemy.Engine:
+    """A migrated database: each test runs on SQLite and on PostgreSQL (tests/conftest.py)."""
+    eng = db.engine(database_url)
     db.migrate(eng)
     return eng
 

@@ -129,6 +129,8 @@ def test_budget_counts_what_was_taken_since_it_last_read(engine: sqlalchemy.Engi
 
 
 def test_budget_counts_the_write_ahead_log(engine: sqlalchemy.Engine) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's write-ahead log file (PostgreSQL's WAL is the server's own)")
     store = OutboxStore(engine)
     store.add_many([row(body=b"x" * 60)])
     wal = store.wal_bytes()

@@ -1,0 +1,33 @@
+"""worker leases: the forwarder and the inbox feeder run in one worker at a time
+
+Revision ID: 0010_worker_lease
+Revises: 0009_inbox_events_in_envelopes
+Create Date: 2026-11-23 00:50:00
+
+"""
+from typing import Sequence, Union
+
+from alembic import op
+import sqlalchemy as sa
+import sqlmodel
+
+# revision identifiers, used by Alembic.
+revision: str = '0010_worker_lease'
+down_revision: Union[str, Sequence[str], None] = '0009_inbox_events_in_envelopes'
+branch_labels: Union[str, Sequence[str], None] = None
+depends_on: Union[str, Sequence[str], None] = None
+
+
+def upgrade() -> None:
+    """Upgrade schema."""
+    op.create_table('worker_lease',
+    sa.Column('name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('holder', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('until', sa.Float(), nullable=False),
+    sa.PrimaryKeyConstraint('name')
+    )
+
+
+def downgrade() -> None:
+    """Downgrade schema."""
+    op.drop_table('worker_lease')

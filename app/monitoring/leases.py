@@ -1,0 +1,81 @@
+"""Leases: one holder at a time, across backend workers and processes, for work that must not run
+twice at once (the forwarder delivering the outbox, the inbox feeder reading it).
+
+A lease is a row (name, holder, until) in the app's database. `Lease.hold()` takes the lease when
+it is free or expired, or renews it when this holder has it, in one conditional UPDATE (or the
+INSERT that creates the row): on PostgreSQL the row lock makes concurrent takers wait and then
+re-check the condition, on SQLite writes are serialised, so on both exactly one taker wins. A
+holder renews well within `ttl_s`; when a worker dies (even by SIGKILL) its lease expires and
+another worker takes over. Work that was in flight when a holder died may be done again (an
+envelope sent but not yet removed is sent again; Sentry drops a repeated event_id).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+
+import sqlalchemy
+from sqlalchemy import insert, or_, update
+
+from app.models import WorkerLease
+
+TABLE = WorkerLease.__table__
+TTL_S = 10.0  # a dead holder's work resumes elsewhere within this
+RENEW_S = 2.0  # holders renew this often (the forwarder's and feeder's loops wake at least this often)
+
+
+def holder_name() -> str:
+    """This process's name as a holder: host, pid and a random part (pids repeat after restarts)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Lease:
+    def __init__(self, engine: sqlalchemy.Engine, name: str, holder: str | None = None, ttl_s: float = TTL_S,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.engine, self.name, self.ttl_s, self.clock = engine, name, ttl_s, clock
+        self.holder = holder or holder_name()
+        self.held = False
+        self._renewed_at = float("-inf")
+
+    def keep(self) -> bool:
+        """Whether this holder has the lease, renewing it when RENEW_S have passed (or taking it)."""
+        if self.held and self.clock() - self._renewed_at < RENEW_S:
+            return True
+        return self.hold()
+
+    def hold(self) -> bool:
+        """Take or renew the lease; whether this holder has it now (False if the database fails)."""
+        now = self.clock()
+        try:
+            with self.engine.begin() as connection:
+                renewed = connection.execute(
+                    update(TABLE)
+                    .where(TABLE.c.name == self.name, or_(TABLE.c.holder == self.holder, TABLE.c.until < now))
+                    .values(holder=self.holder, until=now + self.ttl_s)
+                ).rowcount
+                if not renewed:
+                    if connection.execute(sqlalchemy.select(TABLE.c.name).where(TABLE.c.name == self.name)).first():
+                        self.held = False
+                        return False
+                    connection.execute(insert(TABLE).values(name=self.name, holder=self.holder, until=now + self.ttl_s))
+        except sqlalchemy.exc.SQLAlchemyError:  # another taker created it first, or the database is away
+            self.held = False
+            return False
+        self.held, self._renewed_at = True, now
+        return True
+
+    def release(self) -> None:
+        """Give the lease up (on shutdown), so another worker need not wait for it to expire."""
+        if not self.held:
+            return
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(update(TABLE).where(TABLE.c.name == self.name, TABLE.c.holder == self.holder)
+                                   .values(until=0.0))
+        except sqlalchemy.exc.SQLAlchemyError:
+            pass
+        self.held = False
