@@ -14,6 +14,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -64,6 +65,20 @@ def _wait(ready: callable, what: str, process: subprocess.Popen[bytes], log: Pat
                 return
         time.sleep(0.1)
     raise RuntimeError(f"{what} did not start within {timeout:g} s:\n{log.read_text(errors='replace')[-2000:]}")
+
+
+def stop_group(process: subprocess.Popen[bytes], term_wait_s: float = 20.0) -> None:
+    """Stop a process started in a session of its own, with its children: SIGTERM, then SIGKILL."""
+    if process.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, term_wait_s), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 @dataclass

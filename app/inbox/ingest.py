@@ -75,7 +75,8 @@ class Ingest:
         if self.settings.dsn is not None:
             raise Refused(404, "This Lookout forwards to Sentry (SENTRY_DSN is set); it has no inbox to ingest into.", "no_inbox")
         request = Request(scope)
-        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes)
+        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes,
+                              self.settings.body_timeout_s)
         try:
             decoded = encodings.decode(raw, request.content_encoding, self.settings.max_envelope_bytes)
             if kind == "store":

@@ -26,6 +26,7 @@ from collections.abc import Callable
 import anyio.to_thread
 import httpx
 from httpx_aiohttp import AiohttpTransport
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.monitoring.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
@@ -99,7 +100,12 @@ class Forwarder:
                 if self.lease is not None and not await anyio.to_thread.run_sync(self.lease.keep):
                     await self._stop_lanes()  # another worker forwards (or the database is away)
                 else:
-                    for dsn in await anyio.to_thread.run_sync(self.store.pending_dsns):
+                    try:
+                        dsns = await anyio.to_thread.run_sync(self.store.pending_dsns)
+                    except SQLAlchemyError as exc:  # the database is away: the rows wait there
+                        logger.warning("the forwarder cannot read the outbox: %s", exc)
+                        dsns = []
+                    for dsn in dsns:
                         if dsn not in self._lanes:
                             self._lanes[dsn] = asyncio.create_task(self._lane(dsn), name=f"lookout-lane-{dsn}")
                 # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives
@@ -131,12 +137,26 @@ class Forwarder:
                             break  # keep order: nothing after a deferred row goes first
                         done.append(row.id)
                 finally:
-                    await anyio.to_thread.run_sync(self.store.remove, done)
+                    # Shielded: a lane stopped mid-way (shutdown, the lease gone) still removes
+                    # what it delivered, or it would be sent again.
+                    await asyncio.shield(self._remove(done))
                 if due is not None:
                     await asyncio.sleep(max(0.0, due - self.clock()))
         finally:
             del self._lanes[dsn]
             self._wake.set()  # rows may have arrived while this lane was finishing
+
+    async def _remove(self, delivered: list[int]) -> None:
+        """Remove delivered rows, retrying while the database is away: a row left behind would be
+        sent again, so nothing else is sent before they are gone."""
+        wait = 0.1
+        while True:
+            try:
+                return await anyio.to_thread.run_sync(self.store.remove, delivered)
+            except SQLAlchemyError as exc:
+                logger.warning("delivered rows could not be removed yet (retrying): %s", exc)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, POLL_SECONDS)
 
     async def _give_way(self) -> None:
         waited = 0.0

@@ -62,9 +62,14 @@ class Lease:
                         self.held = False
                         return False
                     connection.execute(insert(TABLE).values(name=self.name, holder=self.holder, until=now + self.ttl_s))
-        except sqlalchemy.exc.SQLAlchemyError:  # another taker created it first, or the database is away
+        except sqlalchemy.exc.IntegrityError:  # another taker created it first
             self.held = False
             return False
+        except sqlalchemy.exc.SQLAlchemyError:
+            # The database is away: nobody can take the lease meanwhile, so a holder keeps it until
+            # it would have expired (stopping work mid-way would only make it be done twice).
+            self.held = self.held and now < self._renewed_at + self.ttl_s
+            return self.held
         self.held, self._renewed_at = True, now
         return True
 

@@ -244,10 +244,10 @@ class OutboxWriter:
             if self._connection is None:
                 self._connection = self._connect()
             self.store.add_many([row for row, _ in batch], self._connection)
-        except Exception as exc:  # nothing of the batch is stored
+        except Exception as exc:  # nothing of the batch is stored (the database may be away)
             _discard(self._connection)  # a broken connection is not reused
             self._connection = None
-            return exc
+            return exc if isinstance(exc, StoreFailed) else StoreFailed(str(exc))
         return None
 
     def _connect(self) -> DBAPIConnection:

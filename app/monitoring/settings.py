@@ -99,6 +99,8 @@ class Settings:
     max_request_bytes: int = 20 * MIB
     max_envelope_bytes: int = 100 * MIB
     outbox_max_bytes: int = 512 * MIB
+    # A request's whole body must arrive within this (a trickling client is answered 408).
+    body_timeout_s: int = 30
     # Delivery to upstream.
     forward_concurrency: int = 4
     forward_timeout_s: float = 10.0
@@ -165,6 +167,10 @@ class Settings:
             max_request_bytes=_positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
             max_envelope_bytes=_positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
             outbox_max_bytes=_positive_int(env, "LOOKOUT_OUTBOX_MAX_BYTES", defaults.outbox_max_bytes),
+            body_timeout_s=_positive_int(env, "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
+            # Delivery retries: the first after about LOOKOUT_RETRY_BASE_S, doubling up to the max.
+            retry_base_s=_positive_int(env, "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s)),
+            retry_max_s=_positive_int(env, "LOOKOUT_RETRY_MAX_S", int(defaults.retry_max_s)),
             route_load_timeout_ms=_positive_int(
                 env, "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS", defaults.route_load_timeout_ms
             ),

@@ -12,6 +12,7 @@ stored and nothing is sent upstream unless every check passed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -81,9 +82,19 @@ class Request:
                 self.content_encoding = value.decode("latin-1").strip()
 
 
-async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
+async def read_body(receive: Receive, declared: str, limit: int, timeout_s: float) -> bytes:
+    """The whole request body: 413 over `limit`, 408 when it has not all arrived within `timeout_s`
+    (a client trickling a body in holds only its own request, never the others)."""
     if declared.isdigit() and int(declared) > limit:
         raise Refused(413, f"The request body is {declared} bytes; the limit is {limit} bytes.", "too_large")
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _read_body(receive, limit)
+    except TimeoutError:
+        raise Refused(408, f"The request body did not arrive within {timeout_s:g} s.", "body_timeout") from None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     total = 0
     while True:
@@ -229,7 +240,8 @@ class Tunnel:
         """Validate and store one envelope: (its event id, its DSN), or `Refused` saying why not."""
         if not self._origin_allowed(request):
             raise _forbidden_origin()
-        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes)
+        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes,
+                              self.settings.body_timeout_s)
         encoding = request.content_encoding
         try:
             decoded = encodings.decode(raw, encoding, self.settings.max_envelope_bytes)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -13,14 +12,10 @@ from pathlib import Path
 
 import httpx
 
+from tests.services import free_port, stop_group
+
 ROOT = Path(__file__).resolve().parents[2]
 REFLEX = ROOT / ".venv" / "bin" / "reflex"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class AppServerError(RuntimeError):
@@ -77,18 +72,8 @@ class AppServer:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                process.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        if process is not None:
+            stop_group(process)
 
     def log_tail(self, lines: int = 60) -> str:
         if not self.log_path.exists():

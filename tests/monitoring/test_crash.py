@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.app_server import ROOT, free_port
+from tests.e2e.app_server import ROOT
+from tests.services import free_port
 from tests.monitoring.conftest import until
 from tests.monitoring.envelopes import error_event
 from tests.monitoring.upstream import Upstream

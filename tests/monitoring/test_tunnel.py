@@ -205,3 +205,22 @@ async def test_refusals_carry_no_cors_grant_for_foreign_origins(make_pipeline, u
     pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
     refused = await pipeline.post(b"garbage", Origin="https://evil.example")
     assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
+
+
+async def test_a_trickling_body_is_answered_408_when_its_time_is_up() -> None:
+    import asyncio
+
+    from app.monitoring.tunnel import Refused, read_body
+
+    async def receive() -> dict:
+        if not sent:
+            sent.append(1)
+            return {"type": "http.request", "body": b"{", "more_body": True}
+        await asyncio.sleep(60)  # the rest never comes
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    sent: list[int] = []
+    with pytest.raises(Refused) as refused:
+        await read_body(receive, "100", 1000, timeout_s=0.2)
+    assert (refused.value.status, refused.value.reason) == (408, "body_timeout")
+    assert "did not arrive within 0.2 s" in refused.value.message

@@ -1,0 +1,138 @@
+"""The reporting pipeline as it runs in production, for fault tests: `app.monitoring.standalone`
+(the tunnel, outbox and forwarder of the Reflex backend, without the pages) under granian with
+several workers, on a database of the test's, forwarding to a real upstream on loopback; and
+clients that post envelopes to it and keep account of what was answered."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import sqlalchemy
+
+from tests.e2e.app_server import ROOT
+from tests.services import free_port, stop_group
+
+GRANIAN = str(Path(sys.executable).parent / "granian")
+
+
+@dataclass
+class Tunnels:
+    """`workers` granian workers serving the pipeline on one port (a dead worker is respawned)."""
+    env: dict[str, str]
+    log: Path
+    workers: int = 2
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> None:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [GRANIAN, "--interface", "asgi", "app.monitoring.standalone:app", "--host", "127.0.0.1",
+                 "--port", str(self.port), "--workers", str(self.workers), "--respawn-failed-workers",
+                 "--respawn-interval", "0.5", "--no-access-log", "--log-level", "warning", "--backlog", "2048"],
+                cwd=ROOT, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"granian exited at start:\n{self.log_tail()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/monitoring/stats", timeout=2).status_code == 200 \
+                        and len(self.worker_pids()) == self.workers:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"the pipeline did not answer within {timeout:g} s:\n{self.log_tail()}")
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes (the granian process's children)."""
+        if self.process is None:
+            return []
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                if int(stat.read_text().rpartition(")")[2].split()[1]) == self.process.pid:
+                    found.append(int(stat.parent.name))
+        return sorted(found)
+
+    def kill_worker(self, pid: int | None = None) -> int:
+        """SIGKILL a worker (`pid`, or the first; granian starts another); its pid."""
+        victim = pid or self.worker_pids()[0]
+        os.kill(victim, signal.SIGKILL)
+        return victim
+
+    def lease_holder_pid(self, name: str) -> int | None:
+        """The pid of the worker holding lease `name` (app/monitoring/leases.py), if any."""
+        engine = sqlalchemy.create_engine(self.env["DATABASE_URL"], poolclass=sqlalchemy.pool.NullPool)
+        try:
+            with engine.connect() as connection:
+                holder = connection.execute(sqlalchemy.text("select holder from worker_lease where name = :name"),
+                                            {"name": name}).scalar()
+        finally:
+            engine.dispose()
+        return int(holder.split(":")[1]) if holder else None
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            stop_group(process)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class Outcome:
+    """What the clients saw: bodies answered 200, other answers by status, and transport errors."""
+    acknowledged: list[bytes] = field(default_factory=list)
+    refused: collections.Counter[int] = field(default_factory=collections.Counter)
+    retry_after_missing: int = 0  # 503s without a Retry-After
+    transport_errors: int = 0
+
+
+async def post_all(url: str, bodies: list[bytes], clients: int, retry_503: bool = False,
+                   timeout: float = 30.0, outcome: Outcome | None = None) -> Outcome:
+    """POST every body from `clients` concurrent connections. With `retry_503`, a body answered 503
+    is posted again after its Retry-After (capped at 1 s here), as an SDK would later; a transport
+    error counts and the body is given up (the client never heard back: the SDK keeps it)."""
+    # (`outcome`, when given, is filled as answers come, for a test that acts mid-load.)
+    outcome = outcome if outcome is not None else Outcome()  # given: the caller can watch it fill
+    pending = collections.deque(bodies)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as client:
+        async def worker() -> None:
+            while pending:
+                body = pending.popleft()
+                try:
+                    answer = await client.post(f"{url}/monitoring", content=body)
+                except httpx.TransportError:
+                    outcome.transport_errors += 1
+                    continue
+                if answer.status_code == 200:
+                    outcome.acknowledged.append(body)
+                    continue
+                outcome.refused[answer.status_code] += 1
+                if answer.status_code == 503:
+                    retry_after = answer.headers.get("retry-after")
+                    outcome.retry_after_missing += retry_after is None
+                    if retry_503:
+                        await asyncio.sleep(min(1.0, float(retry_after or 1)))
+                        pending.append(body)
+
+        await asyncio.gather(*(worker() for _ in range(clients)))
+    return outcome
