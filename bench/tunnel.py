@@ -250,10 +250,10 @@ def wait_ready(processes: Processes, name: str, port: int, path: str, timeout: f
     raise RuntimeError(f"{name} did not answer on port {port} within {timeout:.0f} s:\n{processes.log_tail(name)}")
 
 
-def granian(target: str, port: int, interface: str = "asgi") -> list[str]:
+def granian(target: str, port: int, interface: str = "asgi", workers: int = 1) -> list[str]:
     return [
         GRANIAN, "--interface", interface, target, "--host", HOST, "--port", str(port),
-        "--workers", "1", "--no-access-log", "--log-level", "warning",
+        "--workers", str(workers), "--no-access-log", "--log-level", "warning",
     ]
 
 

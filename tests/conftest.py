@@ -26,8 +26,9 @@ def anyio_backend() -> str:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests last: fast feedback first, and Playwright's sync API keeps an event loop
-    running in the main thread once started, which async tests cannot share."""
-    items.sort(key=lambda item: "/e2e/" in str(item.path))
+    running in the main thread once started, which async tests cannot share. Of those, the
+    scaled-out app last: its build replaces the static files the session's app serves."""
+    items.sort(key=lambda item: ("/e2e/" in str(item.path), item.path.name == "test_scale_out.py"))
 
 
 def need(server: str) -> None:

@@ -36,7 +36,10 @@ class Dsn:
 
     @classmethod
     def parse(cls, text: str) -> Dsn:
-        parts = urlsplit(text.strip())
+        try:
+            parts = urlsplit(text.strip())
+        except ValueError as exc:  # e.g. an unclosed "[" of an IPv6 address
+            raise SettingsError(f"DSN {text!r} is not a URL ({exc}).") from exc
         if parts.scheme not in ("http", "https"):
             raise SettingsError(f"DSN {text!r} must start with http:// or https://.")
         if not parts.username or not parts.hostname:

@@ -25,6 +25,7 @@ def test_dsn_without_port_or_prefix() -> None:
         ("https://host/1", "public key"),
         ("https://k@host/abc", "numeric project id"),
         ("https://k@host:99999/1", "invalid port"),
+        ("a://[", "is not a URL"),  # found by the tunnel fuzz test: urlsplit raised ValueError
     ],
 )
 def test_bad_dsn_is_refused_with_a_sentence(text: str, complaint: str) -> None:

@@ -1,0 +1,117 @@
+"""Scaling out: the tunnel with 1, 2 and 4 backend workers on PostgreSQL.
+
+`app.monitoring.standalone` (the tunnel and outbox of the Reflex backend) under granian with N
+workers, on a PostgreSQL database of its own (a private cluster started like the tests'
+one, tests/services.py), in local mode (accepted envelopes are committed to the outbox and stay
+there: what is measured is acceptance). The same load for each: wrk (or bench/loadgen.py) with
+`--connections` keep-alive connections posting the ~2 KB browser error envelope of bench/envelope.py
+for `--seconds`, after a warm-up. Afterwards the outbox must hold every envelope answered 200.
+
+    .venv/bin/python bench/workers.py [--workers 1,2,4] [--seconds 10] [--connections 64]
+
+Prints accepted envelopes/s, p50 and p99, and each row's ratio to one worker. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.monitoring.settings import DEFAULT_LOCAL_DSN  # noqa: E402
+from bench import envelope  # noqa: E402
+from bench.tunnel import (  # noqa: E402
+    OUTBOX_CAP, WRK_SCRIPT, Load, LoadGenerator, Processes, ensure_binary, free_port, granian, wait_ready,
+    workspace,
+)
+from tests import services  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Row:
+    workers: int
+    load: Load
+    stored: int
+
+
+def loadgen(workdir: Path, connections: int, body: bytes) -> LoadGenerator:
+    body_path = workdir / "envelope.bin"
+    body_path.write_bytes(body)
+    script_path = workdir / "post.lua"
+    script_path.write_text(WRK_SCRIPT.format(body=body_path))
+    wrk = ensure_binary("wrk", "wrk")
+    return LoadGenerator(wrk, body_path, script_path, connections, "wrk is not installed")
+
+
+def measure(server: services.Postgres, processes: Processes, generator: LoadGenerator, workers: int,
+            seconds: int, warmup: int) -> Row:
+    name = f"bench_{workers}_workers"
+    admin = sqlalchemy.create_engine(server.url(), isolation_level="AUTOCOMMIT", poolclass=sqlalchemy.pool.NullPool)
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        connection.exec_driver_sql(f"CREATE DATABASE {name}")
+    port = free_port()
+    key = f"lookout-{workers}"
+    env = {"DATABASE_URL": server.url(name), "SENTRY_DSN": "", "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP),
+           "LOOKOUT_SERVER_MONITORING": "off"}
+    processes.start(key, granian("app.monitoring.standalone:app", port, workers=workers), env)
+    try:
+        wait_ready(processes, key, port, "/monitoring/stats")
+        if warmup:
+            generator.run(port, warmup)
+        before = stored(server.url(name))
+        load, _ = generator.run(port, seconds)
+        return Row(workers, load, stored(server.url(name)) - before)
+    finally:
+        processes.stop(key)
+        admin.dispose()
+
+
+def stored(url: str) -> int:
+    engine = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool)
+    try:
+        with engine.connect() as connection:
+            return int(connection.exec_driver_sql("select count(*) from outbox").scalar_one())
+    finally:
+        engine.dispose()
+
+
+def print_table(rows: list[Row]) -> None:
+    base = rows[0].load.per_s if rows and rows[0].workers == 1 else None
+    print(f"\n{'workers':>7}  {'accepted/s':>10}  {'p50 ms':>7}  {'p99 ms':>7}  {'non-2xx':>7}  {'stored':>7}  {'vs 1 worker':>11}")
+    for row in rows:
+        ratio = f"{row.load.per_s / base:.2f}×" if base else "-"
+        print(f"{row.workers:>7}  {row.load.per_s:>10.0f}  {row.load.p50_ms:>7.2f}  {row.load.p99_ms:>7.2f}  "
+              f"{row.load.non_2xx:>7}  {row.stored:>7}  {ratio:>11}")
+    for row in rows:
+        if row.stored < row.load.accepted:
+            print(f"!! {row.workers} workers: {row.load.accepted} answered 200 but {row.stored} stored")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", default="1,2,4", help="worker counts to measure (default 1,2,4)")
+    parser.add_argument("--seconds", type=int, default=10, help="measured load per row (default 10)")
+    parser.add_argument("--warmup", type=int, default=2, help="warm-up load per row (default 2)")
+    parser.add_argument("--connections", type=int, default=64, help="concurrent keep-alive connections (default 64)")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",")]
+    with workspace() as (workdir, processes), services.postgres() as server:
+        generator = loadgen(workdir, args.connections, envelope.build(DEFAULT_LOCAL_DSN))
+        print(f"tunnel on PostgreSQL, {args.connections} connections, {args.seconds} s per row, load: {generator.label}",
+              flush=True)
+        rows = []
+        for workers in counts:
+            print(f"  measuring {workers} worker{'s' if workers > 1 else ''} ...", flush=True)
+            rows.append(measure(server, processes, generator, workers, args.seconds, args.warmup))
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
