@@ -57,11 +57,15 @@ class Viewer:
 
 
 def from_loopback(address: str) -> bool:
-    """Whether a client address is this machine's."""
+    """Whether a client address is this machine's (also as an IPv4-mapped IPv6 address, the way
+    Node's proxies report an IPv4 client: `::ffff:127.0.0.1`)."""
     try:
-        return ipaddress.ip_address(address).is_loopback
+        found = ipaddress.ip_address(address)
     except ValueError:
         return False
+    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:
+        found = found.ipv4_mapped
+    return found.is_loopback
 
 
 def from_this_machine(peer: str, forwarded_for: str = "") -> bool:

@@ -87,3 +87,18 @@ def test_failed_sign_ins_are_throttled_per_name_and_address_until_the_window_pas
     assert throttle.wait_s("name:ann") > 0
     throttle.succeeded("name:ann")
     assert throttle.wait_s("name:ann") == 0
+
+
+@pytest.mark.parametrize(("peer", "forwarded_for", "local"), [
+    ("127.0.0.1", "", True),
+    ("::1", "", True),
+    ("::ffff:127.0.0.1", "", True),  # an IPv4 client as Node's proxies name it
+    ("127.0.0.1", "::ffff:127.0.0.1", True),  # the dev server's proxy, for a browser on this machine
+    ("127.0.0.1", "::ffff:192.0.2.7", False),  # ... and for one elsewhere
+    ("127.0.0.1", "203.0.113.9, 127.0.0.1", False),
+    ("203.0.113.9", "127.0.0.1", False),  # the header can only take trust away
+    ("::ffff:203.0.113.9", "", False),
+    ("not an address", "", False),
+])
+def test_which_requests_come_from_this_machine(peer: str, forwarded_for: str, local: bool) -> None:
+    assert module.from_this_machine(peer, forwarded_for) is local
