@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
