@@ -39,11 +39,19 @@ def upstream() -> Iterator[Upstream]:
 
 
 @pytest.fixture
-def tunnels(postgres_database: str, upstream: Upstream, tmp_path: Path) -> Iterator[Tunnels]:
-    """Two workers on PostgreSQL forwarding to `upstream`, retrying fast; not started yet (a test
-    may change `env` first)."""
+def database_kind() -> str:
+    """PostgreSQL, unless a test parametrizes `database_kind` to run on SQLite as well."""
+    return "postgresql"
+
+
+@pytest.fixture
+def tunnels(request: pytest.FixtureRequest, database_kind: str, upstream: Upstream, tmp_path: Path) -> Iterator[Tunnels]:
+    """Two workers on PostgreSQL (or one SQLite file) forwarding to `upstream`, retrying fast; not
+    started yet (a test may change `env` first)."""
+    url = (request.getfixturevalue("postgres_database") if database_kind == "postgresql"
+           else f"sqlite:///{tmp_path / 'pipeline.db'}")
     cluster = Tunnels(env={
-        "DATABASE_URL": postgres_database, "SENTRY_DSN": f"http://public@127.0.0.1:{upstream.port}/42",
+        "DATABASE_URL": url, "SENTRY_DSN": f"http://public@127.0.0.1:{upstream.port}/42",
         "LOOKOUT_SERVER_MONITORING": "off", "LOOKOUT_RETRY_BASE_S": "1", "LOOKOUT_RETRY_MAX_S": "2",
     }, log=tmp_path / "granian.log")
     try:

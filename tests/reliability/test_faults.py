@@ -1,4 +1,5 @@
-"""Faults under load, on PostgreSQL with two workers: nothing the tunnel acknowledged is lost.
+"""Faults under load, on PostgreSQL with two workers (the outage and the SIGKILL also on one SQLite
+file shared by two worker processes): nothing the tunnel acknowledged is lost.
 
 Each test posts distinct envelopes (so each can be told apart at the upstream) and states its
 figures: sent, acknowledged (answered 200), delivered (arrived at the upstream), lost (acknowledged
@@ -44,6 +45,7 @@ def account(figures: dict[str, object], sent: int, outcome: Outcome, upstream: U
     return lost, duplicates
 
 
+@pytest.mark.parametrize("database_kind", ["postgresql", "sqlite"])
 async def test_an_upstream_outage_while_envelopes_arrive_then_recovery(
     tunnels: Tunnels, upstream: Upstream, figures: dict[str, object]
 ) -> None:
@@ -60,6 +62,7 @@ async def test_an_upstream_outage_while_envelopes_arrive_then_recovery(
     assert len(upstream.received) > len(sent)  # it kept trying during the outage
 
 
+@pytest.mark.parametrize("database_kind", ["postgresql", "sqlite"])
 async def test_sigkill_of_a_worker_mid_load_then_its_restart(
     tunnels: Tunnels, upstream: Upstream, figures: dict[str, object]
 ) -> None:
