@@ -44,13 +44,12 @@ def copy(source: sqlalchemy.Engine, target: sqlalchemy.Engine) -> dict[str, int]
                 copied[table.name] += len(batch)
         if target.dialect.name == "postgresql":
             for table in tables:
-                for column in table.primary_key.columns:
-                    if column.autoincrement is True or (column.autoincrement == "auto" and isinstance(column.type, sqlalchemy.Integer)):
-                        writing.exec_driver_sql(
-                            f"SELECT setval(pg_get_serial_sequence('{table.name}', '{column.name}'), "
-                            f"COALESCE((SELECT MAX({column.name}) FROM {table.name}), 0) + 1, false) "
-                            f"WHERE pg_get_serial_sequence('{table.name}', '{column.name}') IS NOT NULL"
-                        )
+                if (column := table.autoincrement_column) is not None:
+                    writing.exec_driver_sql(
+                        f"SELECT setval(pg_get_serial_sequence('{table.name}', '{column.name}'), "
+                        f"COALESCE((SELECT MAX({column.name}) FROM {table.name}), 0) + 1, false) "
+                        f"WHERE pg_get_serial_sequence('{table.name}', '{column.name}') IS NOT NULL"
+                    )
         for table in tables:
             found = writing.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(table)).scalar_one()
             if found != copied[table.name]:

@@ -67,6 +67,16 @@ def _wait(ready: callable, what: str, process: subprocess.Popen[bytes], log: Pat
     raise RuntimeError(f"{what} did not start within {timeout:g} s:\n{log.read_text(errors='replace')[-2000:]}")
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (a server's workers), from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rpartition(")")[2].split()[1]) == pid:  # ppid: 4th field, 2nd after the name
+                found.append(int(stat.parent.name))
+    return sorted(found)
+
+
 def stop_group(process: subprocess.Popen[bytes], term_wait_s: float = 20.0) -> None:
     """Stop a process started in a session of its own, with its children: SIGTERM, then SIGKILL."""
     if process.poll() is not None:

@@ -108,13 +108,14 @@ class InboxFeeder:
     def _mark(self, connection: sqlalchemy.Connection, batch: Sequence[Incoming],
               results: list[Ingested | Exception]) -> None:
         """Record the rows as read, in the transaction that stored what they hold."""
-        read = [{"outbox_id": incoming.row_id, "read_at": time.time()}
-                for incoming, result in zip(batch, results) if not isinstance(result, Exception)]
+        read = []
         for incoming, result in zip(batch, results):
             if isinstance(result, Exception):
                 logger.warning("outbox row %s was not read into the inbox: %s", incoming.row_id, result)
                 self.outbox.set_status([incoming.row_id], REJECTED, str(result), connection)
                 self.rejected += 1
+            else:
+                read.append({"outbox_id": incoming.row_id, "read_at": time.time()})
         if read:
             connection.execute(insert(READ), read)
         self.ingested += len(read)

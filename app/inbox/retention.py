@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import delete, exists, func, select
 
-from app.inbox.store import EVENTS, LOGS, READ, TRANSACTIONS
+from app.inbox.store import EVENTS, LOGS, READ, TRANSACTIONS, chunks
 from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.settings import Settings
 
@@ -103,8 +103,8 @@ class Retention:
         return self._delete_events(connection, doomed)
 
     def _delete_events(self, connection: sqlalchemy.Connection, ids: list[int]) -> int:
-        for start in range(0, len(ids), 500):
-            connection.execute(delete(EVENTS).where(EVENTS.c.id.in_(ids[start:start + 500])))
+        for chunk in chunks(ids):
+            connection.execute(delete(EVENTS).where(EVENTS.c.id.in_(chunk)))
         return len(ids)
 
     def _oldest_first(self, connection: sqlalchemy.Connection, table: sqlalchemy.Table, at: sqlalchemy.Column,
@@ -129,8 +129,7 @@ class Retention:
         ids += connection.execute(
             select(spare.c.id).where(spare.c.received_at >= cutoff).order_by(spare.c.id.desc()).offset(self.caps.raw_envelopes)
         ).scalars().all()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+        for chunk in chunks(ids):
             connection.execute(delete(OUTBOX).where(OUTBOX.c.id.in_(chunk)))
             connection.execute(delete(READ).where(READ.c.outbox_id.in_(chunk)))
         return len(ids)

@@ -1,20 +1,23 @@
 """The embedded inbox's storage: projects, issues and events in the app's database.
 
-`ingest_envelope` takes an envelope exactly as the tunnel stored it (body and content encoding),
-finds the project from the DSN in its header, and keeps each error or message event (grouped into
-an issue, app/inbox/grouping.py), each transaction with its spans, and each log line; events and
-transactions once per `event_id`. Item types the inbox does not read yet (sessions, client
-reports, attachments, ...) stay in the outbox row the envelope came from.
+`ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes exactly as the tunnel stored
+them (body and content encoding), finds the project from the DSN in the header, and keeps each
+error or message event (grouped into an issue, app/inbox/grouping.py), each transaction with its
+spans, each log line and each piece of feedback, and counts session updates and client reports;
+events and transactions once per `event_id`. An event that came through the outbox is kept where
+it is, in its envelope's row (`kept_events` reads it back); so are the item types the inbox does
+not read (attachments, replays, ...).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,19 +119,18 @@ class InboxStore:
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
         """The project of `dsn` (its id and public key), created if missing."""
         project_id = int(dsn.project_id)
-        try:
-            with self.engine.begin() as connection:
-                found = connection.execute(select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)).first()
-                if found is None:
-                    connection.execute(insert(PROJECTS).values(
-                        id=project_id, name=name, public_key=dsn.public_key, created_at=time.time(),
-                    ))
-        except sqlalchemy.exc.IntegrityError:  # another worker, starting at the same time, made it
-            found = None
-        if found is None:
-            with self.engine.connect() as connection:
-                found = connection.execute(select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)).first()
-        if found is not None and found[0] != dsn.public_key:
+        key = select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)
+        # IntegrityError: another worker, starting at the same time, made it first.
+        with contextlib.suppress(sqlalchemy.exc.IntegrityError), self.engine.begin() as connection:
+            if connection.execute(key).first() is None:
+                connection.execute(insert(PROJECTS).values(
+                    id=project_id, name=name, public_key=dsn.public_key, created_at=time.time(),
+                ))
+        with self.engine.connect() as connection:
+            found = connection.execute(key).scalar()
+        if found is None:  # the insert was refused: the key is another project's
+            raise ValueError(f"project {project_id} could not be made with {dsn}: another project has its key")
+        if found != dsn.public_key:
             raise ValueError(f"project {project_id} exists with another public key than {dsn}")
         return project_id
 
@@ -194,11 +196,11 @@ class InboxStore:
                 continue
             payload = _object(item.payload)
             kept_as: int | str | None = None
-            if item.type in EVENT_ITEM_TYPES and "event_id" in payload:
-                # Kept as sent, where it already is when it came through the outbox (a second copy
-                # of a 50 KB event cost more than the rest of its ingest); else as its text.
-                kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
             if item.type in EVENT_ITEM_TYPES:
+                if "event_id" in payload:
+                    # Kept as sent, where it already is when it came through the outbox (a second copy
+                    # of a 50 KB event cost more than the rest of its ingest); else as its text.
+                    kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
                 payload.setdefault("event_id", parsed.event_id)
             items.append((item.type, payload, kept_as))
         return Readable(project_id, received_at, incoming.row_id, items)
@@ -336,6 +338,12 @@ class InboxStore:
 def _stored(connection: sqlalchemy.Connection, statement: sqlalchemy.Select, project_id: int, event_id: str) -> bool:
     """Whether the project already has this event (or transaction) id (STORED_EVENT, STORED_TRANSACTION)."""
     return connection.execute(statement, {"project_id": project_id, "event_id": event_id}).first() is not None
+
+
+def chunks(ids: Sequence[int], size: int = 500) -> Iterator[Sequence[int]]:
+    """`ids` in slices of `size`, for `IN (...)` lists that stay under the drivers' parameter limits."""
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
 
 
 def _event_id(value: Any) -> str:
@@ -525,9 +533,9 @@ def kept_events(connection: sqlalchemy.Connection,
     (None for one whose row is gone, which retention does not do while an event refers to it)."""
     wanted = sorted({row[1] for row in rows if not row[0] and row[1] is not None})
     envelopes: dict[int, envelope.Envelope] = {}
-    for start in range(0, len(wanted), 500):
+    for chunk in chunks(wanted):
         for row_id, body, encoding in connection.execute(
-            select(OUTBOX.c.id, OUTBOX.c.body, OUTBOX.c.content_encoding).where(OUTBOX.c.id.in_(wanted[start:start + 500]))
+            select(OUTBOX.c.id, OUTBOX.c.body, OUTBOX.c.content_encoding).where(OUTBOX.c.id.in_(chunk))
         ):
             envelopes[row_id] = envelope.parse(encodings.decode(body, encoding, MAX_ENVELOPE_BYTES), MAX_ENVELOPE_BYTES)
     events: list[dict[str, Any] | None] = []

@@ -65,7 +65,8 @@ class IssuesState(ConsoleState, rx.State):
         status = None if self.status == "all" else self.status
         chosen = {name: "" if value == ANY else value
                   for name, value in (("level", self.level), ("environment", self.environment), ("release", self.release))}
-        project = int(self.project.split(" ", 1)[0]) if self.project.split(" ", 1)[0].isdigit() else None
+        project_id = self.project.split(" ", 1)[0]  # "id · name", or ANY
+        project = int(project_id) if project_id.isdigit() else None
         now = time.time()
 
         def read() -> tuple[list[dict], int, dict[int, list[int]], dict[str, list[str]]]:

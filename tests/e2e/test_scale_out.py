@@ -11,7 +11,6 @@ import concurrent.futures
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,7 +21,7 @@ from app.monitoring.settings import DEFAULT_LOCAL_DSN
 from tests.e2e.app_server import AppServer
 from tests.e2e.conftest import LOG_DIR
 from tests.monitoring.envelopes import error_event
-from tests.services import Postgres, Redis
+from tests.services import Postgres, Redis, children
 
 WORKERS = 2
 
@@ -51,15 +50,7 @@ def scaled_app(postgres_server: Postgres, redis_server: Redis) -> Iterator[AppSe
 def workers(server: AppServer) -> list[int]:
     """The processes serving the app: the children of the `reflex run` process."""
     assert server._process is not None
-    parent = server._process.pid
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rpartition(")")[2].split()[1]) == parent:
-                found.append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
+    return children(server._process.pid)
 
 
 async def post_envelopes(url: str, bodies: list[bytes]) -> list[int]:

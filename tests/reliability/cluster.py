@@ -20,7 +20,7 @@ import httpx
 import sqlalchemy
 
 from tests.e2e.app_server import ROOT
-from tests.services import free_port, stop_group
+from tests.services import children, free_port, stop_group
 
 GRANIAN = str(Path(sys.executable).parent / "granian")
 
@@ -60,14 +60,7 @@ class Tunnels:
 
     def worker_pids(self) -> list[int]:
         """The worker processes (the granian process's children)."""
-        if self.process is None:
-            return []
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                if int(stat.read_text().rpartition(")")[2].split()[1]) == self.process.pid:
-                    found.append(int(stat.parent.name))
-        return sorted(found)
+        return [] if self.process is None else children(self.process.pid)
 
     def kill_worker(self, pid: int | None = None) -> int:
         """SIGKILL a worker (`pid`, or the first; granian starts another); its pid."""
