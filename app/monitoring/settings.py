@@ -97,6 +97,9 @@ class Settings:
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
     tunnel_origins: tuple[str, ...] = ()
+    # How many X-Forwarded-For entries, added by proxies on this machine, are believed
+    # (LOOKOUT_TRUSTED_PROXY_HOPS; app/clients.py). 0 believes none.
+    trusted_proxy_hops: int = 1
     # Caps, modelled on Sentry Relay's defaults.
     max_item_bytes: int = 1 * MIB
     max_request_bytes: int = 20 * MIB
@@ -166,6 +169,7 @@ class Settings:
             local_dsn=Dsn.parse(env.get("LOOKOUT_LOCAL_DSN", "").strip() or DEFAULT_LOCAL_DSN),
             extra_tunnel_dsns=tuple(Dsn.parse(d) for d in _words(env.get("SENTRY_TUNNEL_ALLOWED_DSNS", ""))),
             tunnel_origins=tuple(o.rstrip("/") for o in _words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
+            trusted_proxy_hops=_whole_number(env, "LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),
             max_item_bytes=_positive_int(env, "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
             max_request_bytes=_positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
             max_envelope_bytes=_positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
@@ -219,6 +223,15 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
         return default
     if not text.isdigit() or int(text) == 0:
         raise SettingsError(f"{name} {text!r} must be a positive whole number.")
+    return int(text)
+
+
+def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit():
+        raise SettingsError(f"{name} {text!r} must be a whole number (0 or more).")
     return int(text)
 
 
