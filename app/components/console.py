@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 import reflex as rx
@@ -48,23 +47,32 @@ def ago(timestamp: float, now: float) -> str:
     return f"{seconds} s ago"
 
 
-async def keep_fresh(state: rx.State, route: str, read: Callable[[], Awaitable[None]]) -> None:
-    """For a background event handler: re-read every REFRESH_S while the client stays on `route`."""
-    started = time.monotonic()
-    while time.monotonic() - started < WATCH_FOR_S:
-        await asyncio.sleep(REFRESH_S)
-        async with state:
-            if state.router.url.path.rstrip("/") != route:
-                return
-            await read()
+MAX_WATCHERS = 256  # live pages refreshing at once in this process; more wait for a free slot
+MAX_TEXT = 200  # characters kept of a search or filter value a client sends
+_watchers = 0
+
+
+def bounded(text: object, limit: int = MAX_TEXT) -> str:
+    """A client's text argument, as text and at most `limit` characters (anything else is "")."""
+    return text[:limit] if isinstance(text, str) else ""
+
+
+def one_of(value: object, choices: list[str] | tuple[str, ...], default: str) -> str:
+    """A client's choice when it is one of `choices`, else `default`."""
+    return value if isinstance(value, str) and value in choices else default
 
 
 class ConsoleState(rx.State, mixin=True):
-    """What each console page's state shares: the access check when the page loads, and, for a
-    page with a `live_route`, re-reading its data every REFRESH_S while it stays open."""
+    """What each console page's state shares: the access check, made in every handler (each one
+    is a public endpoint: any websocket client can send any event, in any order, with any
+    arguments and any page path, without `load` having run), and, for a page with a `live_route`,
+    re-reading its data every REFRESH_S while it stays open, checking access on every turn.
+
+    Handlers change the page through `_show()`, never `_read()` directly: `_show()` reads only for
+    a client allowed to see the console, and clears everything the state holds for any other."""
 
     refused: str = ""
-    watching: bool = False
+    watch_beat: float = 0.0  # when this client's watcher last ran (0: none)
     live_route: ClassVar[str] = ""
     viewer: str = ""  # who is signed in ("" from this machine)
 
@@ -77,29 +85,59 @@ class ConsoleState(rx.State, mixin=True):
         return viewer_of(self.router.session.client_ip, headers.raw_headers.get("x-forwarded-for", ""), headers.cookie)
 
     def _allowed(self) -> bool:
+        """Whether this client may see the console now; if not, the state keeps none of its data."""
         found = self._viewer()
-        self.refused = "" if found else REFUSED
-        self.viewer = "" if found is None or found is THIS_MACHINE else f"{found.name} ({found.role})"
-        return found is not None
+        if found is None:
+            self.reset()  # whatever an earlier, allowed client read goes (a session may have ended)
+            self.refused = REFUSED
+            return False
+        self.refused = ""
+        self.viewer = "" if found is THIS_MACHINE else f"{found.name} ({found.role})"
+        return True
+
+    def _maintainer(self) -> Viewer | None:
+        """The client when it may change the inbox (a maintainer, or this machine), else None."""
+        found = self._viewer() if self._allowed() else None
+        return found if found is not None and found.may_change else None
+
+    async def _show(self) -> bool:
+        """Re-read the page's data when the client is allowed to see it; whether it was."""
+        if not self._allowed():
+            return False
+        await self._read()
+        return True
 
     @rx.event
     async def load(self):
-        if not self._allowed():
-            return None
-        await self._read()
-        if self.live_route and not self.watching:
+        if await self._show() and self.live_route and not self._watched(time.time()):
             return type(self).watch
         return None
 
+    def _watched(self, now: float) -> bool:
+        return now - self.watch_beat < 3 * REFRESH_S
+
     @rx.event(background=True)
     async def watch(self) -> None:
+        """Keep a live page fresh while its client stays on it: one watcher per client, only for
+        a client allowed to see the console (checked again on every turn), for WATCH_FOR_S at most."""
+        global _watchers
         async with self:
-            self.watching = True
+            if not self.live_route or self._watched(time.time()) or not self._allowed() or _watchers >= MAX_WATCHERS:
+                return
+            self.watch_beat = time.time()
+        _watchers += 1
         try:
-            await keep_fresh(self, self.live_route, self._read)
+            started = time.monotonic()
+            while time.monotonic() - started < WATCH_FOR_S:
+                await asyncio.sleep(REFRESH_S)
+                async with self:
+                    if self.router.url.path.rstrip("/") != self.live_route or not await self._show():
+                        return
+                    self.watch_beat = time.time()
         finally:
+            _watchers -= 1
             async with self:
-                self.watching = False
+                self.watch_beat = 0.0
 
 
 def unless_refused(state: type[ConsoleState], content: rx.Component) -> rx.Component:

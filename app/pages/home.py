@@ -4,6 +4,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db
+from app.components.console import ConsoleState
 from app.components.layout import layout
 from app.inbox.projects import Projects
 from app.inbox.store import InboxReader
@@ -13,8 +14,10 @@ from app.monitoring.settings import SETTINGS
 TITLE = "Lookout"
 
 
-class HomeState(rx.State):
-    """Reporting status as the running backend sees it (not as it was at build time)."""
+class HomeState(ConsoleState, rx.State):
+    """Reporting status as the running backend sees it (not as it was at build time). Anyone may
+    see what Lookout is, where this app reports and its own DSN (its pages carry it anyway); the
+    other projects' DSNs, the inbox's counts and the tunnel's figures need the console's access."""
 
     destination: str = ""
     tunnel_path: str = ""
@@ -31,11 +34,16 @@ class HomeState(rx.State):
 
     @rx.event
     async def load(self) -> None:
+        allowed = await self._show()  # clears the state for a client that may not see the console
         self.destination = SETTINGS.destination
         self.tunnel_path = SETTINGS.tunnel_path
         self.environment = SETTINGS.environment
         self.release = SETTINGS.release or "(not set)"
         self.inbox_dsn = inbox_dsn(self.router.headers.host) if SETTINGS.dsn is None else ""
+        if not allowed:
+            self.refused = ""  # the page is for everyone; only the console's part is left out
+
+    async def _read(self) -> None:
         if SETTINGS.dsn is None:
             host = self.router.headers.host or SETTINGS.local_dsn.netloc
             found = await anyio.to_thread.run_sync(Projects(db.engine()).all)

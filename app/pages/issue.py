@@ -27,6 +27,11 @@ ACTIONS: list[tuple[str, str, str, bool, tuple[str, ...]]] = [
 ]
 
 
+def issue_number(text: object) -> int:
+    """An issue id from the page's query (0 when it is not a plain number of at most 18 digits)."""
+    return int(text) if isinstance(text, str) and 0 < len(text) <= 18 and text.isascii() and text.isdigit() else 0
+
+
 class IssueState(ConsoleState, rx.State):
     found: bool = False
     message: str = ""
@@ -50,9 +55,9 @@ class IssueState(ConsoleState, rx.State):
     event_id: str = ""  # the one shown
 
     async def _read(self) -> None:
-        text = self.router.url.query_parameters.get("id", "")
-        if (int(text) if text.isdigit() else 0) != self.issue_id:
-            self.issue_id, self.position = int(text) if text.isdigit() else 0, 0
+        wanted = issue_number(self.router.url.query_parameters.get("id", ""))
+        if wanted != self.issue_id:
+            self.issue_id, self.position = wanted, 0
         issue = await anyio.to_thread.run_sync(reader().issue, self.issue_id)
         self.found = issue is not None
         if issue is None:
@@ -84,24 +89,25 @@ class IssueState(ConsoleState, rx.State):
         """Show an older (+1) or newer (-1) stored event."""
         if not self._allowed():
             return
-        self.position = min(max(0, self.position + step), max(0, self.stored - 1))
+        if isinstance(step, int) and not isinstance(step, bool):
+            self.position = min(max(0, self.position + step), max(0, self.stored - 1))
         await self._read()
 
     confirming_delete: bool = False
 
     @rx.event
     def ask_delete(self, asking: bool) -> None:
-        self.confirming_delete = asking
+        if self._maintainer() is not None:
+            self.confirming_delete = asking is True
 
     @rx.event
     async def delete(self):  # noqa: ANN201 (an event handler's redirect)
         """Delete the issue for good (a maintainer only), then back to the list."""
         self.confirming_delete = False
-        if not self._allowed():
-            return None
-        viewer = self._viewer()
-        if viewer is None or not viewer.may_change:
-            self.message = "Only a maintainer can delete an issue."
+        viewer = self._maintainer()
+        if viewer is None:
+            if not self.refused:
+                self.message = "Only a maintainer can delete an issue."
             return None
         try:
             await anyio.to_thread.run_sync(lambda: InboxStore(db.engine()).delete_issue(self.issue_id, viewer.name))
@@ -112,11 +118,13 @@ class IssueState(ConsoleState, rx.State):
 
     @rx.event
     async def act(self, to_status: str, in_next_release: bool) -> None:
-        if not self._allowed():
+        viewer = self._maintainer()
+        if viewer is None:
+            if not self.refused:
+                self.message = "Only a maintainer can change an issue's status."
             return
-        viewer = self._viewer()
-        if viewer is None or not viewer.may_change:
-            self.message = "Only a maintainer can change an issue's status."
+        if to_status not in states.ALLOWED or not isinstance(in_next_release, bool):
+            self.message = "That is not a status an issue can move to."
             return
         self.message = ""
         try:

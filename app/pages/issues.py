@@ -9,7 +9,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, unless_refused
+from app.components.console import ConsoleState, ago, bounded, one_of, unless_refused
 from app.components.layout import layout
 from app.inbox.present import sparkline
 from app.inbox.store import InboxReader
@@ -88,43 +88,44 @@ class IssuesState(ConsoleState, rx.State):
 
     @rx.event
     async def set_status_filter(self, status: str) -> None:
-        await self._filter("status", status)
+        await self._filter("status", one_of(status, STATUSES, "open"))
 
     async def _filter(self, name: str, value: str) -> None:
         setattr(self, name, value)
         self.page_number = 0
-        if self._allowed():
-            await self._read()
+        await self._show()
 
+    # Levels, environments, releases and projects are matched as text by the store (a stale
+    # choice simply finds nothing), so any bounded value will do.
     @rx.event
     async def set_level(self, value: str) -> None:
-        await self._filter("level", value)
+        await self._filter("level", bounded(value) or ANY)
 
     @rx.event
     async def set_environment(self, value: str) -> None:
-        await self._filter("environment", value)
+        await self._filter("environment", bounded(value) or ANY)
 
     @rx.event
     async def set_release(self, value: str) -> None:
-        await self._filter("release", value)
+        await self._filter("release", bounded(value) or ANY)
 
     @rx.event
     async def set_project(self, value: str) -> None:
-        await self._filter("project", value)
+        await self._filter("project", bounded(value) or ANY)
 
     @rx.event
     async def set_sort(self, value: str) -> None:
-        await self._filter("sort", value)
+        await self._filter("sort", one_of(value, list(SORTS), "last seen"))
 
     @rx.event
     async def set_search(self, search: str) -> None:
-        await self._filter("search", search)
+        await self._filter("search", bounded(search))
 
     @rx.event
     async def turn(self, step: int) -> None:
-        self.page_number = min(max(0, self.page_number + step), self.pages - 1)
-        if self._allowed():
-            await self._read()
+        if isinstance(step, int) and not isinstance(step, bool):
+            self.page_number = min(max(0, self.page_number + step), self.pages - 1)
+        await self._show()
 
 
 def issue_row(row: rx.Var[dict[str, str]]) -> rx.Component:

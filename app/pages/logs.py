@@ -10,7 +10,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, unless_refused
+from app.components.console import ConsoleState, ago, bounded, one_of, unless_refused
 from app.components.layout import layout
 from app.inbox.store import TraceReader
 
@@ -50,15 +50,13 @@ class LogsState(ConsoleState, rx.State):
 
     @rx.event
     async def set_level(self, level: str) -> None:
-        self.level = level
-        if not self.refused:
-            await self._read()
+        self.level = one_of(level, LEVELS, "all")
+        await self._show()
 
     @rx.event
     async def set_search(self, search: str) -> None:
-        self.search = search
-        if not self.refused:
-            await self._read()
+        self.search = bounded(search)
+        await self._show()
 
 
 def log_row(row: rx.Var[dict[str, str]]) -> rx.Component:

@@ -9,7 +9,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, unless_refused
+from app.components.console import ConsoleState, ago, bounded, unless_refused
 from app.components.layout import layout
 from app.inbox import present
 from app.inbox.store import TraceReader
@@ -41,9 +41,8 @@ class TracesState(ConsoleState, rx.State):
 
     @rx.event
     async def set_search(self, search: str) -> None:
-        self.search = search
-        if not self.refused:
-            await self._read()
+        self.search = bounded(search)
+        await self._show()
 
 
 class TraceState(ConsoleState, rx.State):
