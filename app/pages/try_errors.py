@@ -5,11 +5,13 @@ import asyncio
 import logging
 import time
 
+import anyio.to_thread
 import httpx
 import reflex as rx
 import sqlalchemy
 
 from app import db, routes
+from app.components.console import bounded
 from app.components.layout import layout
 
 logger = logging.getLogger(__name__)
@@ -32,13 +34,18 @@ def _confirm_js(label: str) -> str:
     return f"new Promise((done) => setTimeout(() => done({label!r} + '|' + (window.lookout.lastEventId() || '')), 400))"
 
 
+def _outbox_rows() -> int:
+    with db.engine().connect() as connection:
+        return connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
+
+
 class TryState(rx.State):
     confirmation: str = ""
     bomb_armed: bool = False
 
     @rx.event
     def confirm(self, result: str) -> None:
-        label, _, event_id = result.partition("|")
+        label, _, event_id = bounded(result).partition("|")  # a client's text: shown back, so kept short
         self.confirmation = f"{label}: sent as event {event_id}." if event_id else f"{label}: sent."
 
     @rx.event
@@ -55,8 +62,7 @@ class TryState(rx.State):
     async def slow_work(self) -> None:
         """A traced handler with a database query and an outbound HTTP request (to this backend)."""
         started = time.perf_counter()
-        with db.engine().connect() as connection:
-            rows = connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
+        rows = await anyio.to_thread.run_sync(_outbox_rows)  # off the event loop: any client may call this
         async with httpx.AsyncClient(timeout=5.0) as client:
             answer = await client.get(_ping_url())
         await asyncio.sleep(0.3)
