@@ -1,14 +1,17 @@
-"""Builds the Reflex app: pages, the tunnel's API routes, browser monitoring, start-up tasks."""
+"""Builds the Reflex app: pages, the tunnel's API routes, browser monitoring, start-up tasks, and
+the origin guard outside all of it."""
 
 import logging
 
 import reflex as rx
+from starlette.types import ASGIApp
 
 from app import db, routes, startup
 from app.components import console, error_boundary
 from app.inbox import api as inbox_api
 from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
+from app.origin_guard import OriginGuard
 from app.pages import home, issue, issues, logs, not_found, sign_in, traces, try_errors
 
 logger = logging.getLogger(__name__)
@@ -19,8 +22,18 @@ def frontend_exception_handler(exception: Exception) -> None:
     logger.debug("browser error (reported by the browser SDK): %s", exception)
 
 
-app = rx.App(
-    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_api.build(InboxReader(db.engine()), console.accounts())],
+class LookoutApp(rx.App):
+    def __call__(self) -> ASGIApp:
+        """Reflex's backend app inside the origin guard, which must see each request before Reflex's
+        CORS layer and socket.io do (api_transformers run inside that layer)."""
+        return OriginGuard(super().__call__())
+
+
+# The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
+# them, behind the console's access check) match before the tunnel's and the ingest endpoints'.
+inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=pipeline.tunnel.snapshot)
+app = LookoutApp(
+    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,

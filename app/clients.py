@@ -33,8 +33,15 @@ def is_loopback(text: str) -> bool:
 
 def forwarded_chain(lines: Iterable[str]) -> list[str]:
     """Every address of every X-Forwarded-For line, in order (at most MAX_FORWARDED, the last ones)."""
-    chain = [part.strip() for line in lines for part in line[: MAX_FORWARDED * 48].split(",") if part.strip()]
+    chain = [part.strip() for line in lines for part in _tail(line).split(",") if part.strip()]
     return chain[-MAX_FORWARDED:]
+
+
+def _tail(line: str) -> str:
+    """The end of an over-long line, without the address cut in two: proxies append to a line, so
+    its end is what the proxies trusted wrote, and its start what the client invented."""
+    limit = MAX_FORWARDED * 48
+    return line if len(line) <= limit else line[-limit:].partition(",")[2]
 
 
 def client_address(peer: str, chain: list[str], trusted_hops: int) -> str:

@@ -1,7 +1,14 @@
 """The app object: every page is registered, and start-up migrates the database."""
 
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient, WebSocketDenialResponse
+
 from app import routes, startup
 from app.app import app
+from app.monitoring import pipeline
+from app.monitoring.settings import SETTINGS
 
 
 def test_pages_are_registered() -> None:
@@ -26,3 +33,48 @@ def test_the_home_page_sums_session_updates_by_status_and_discards_by_reason() -
                    {"error|queue_overflow": 4, "transaction|sample_rate": 9, "span|queue_overflow": 1})
     assert rows == [("Sessions crashed", "3"), ("Sessions exited", "6"),
                     ("Discarded by SDKs (queue_overflow)", "5"), ("Discarded by SDKs (sample_rate)", "9")]
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[TestClient]:
+    """The backend's whole ASGI app as Reflex builds it (without compiling the pages), origin guard
+    and Reflex's CORS layer included; no lifespan runs. Built once: Reflex mounts on every build."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(app, "_compile", lambda **_: None)
+        patch.setattr(pipeline.store, "depth", lambda: {})  # the stats read no database
+        yield TestClient(app(), base_url="http://localhost:8000", client=("127.0.0.1", 5000))
+
+
+def test_another_sites_page_gets_no_inbox_data_and_no_cors_grant(backend: TestClient) -> None:
+    refused = backend.get("/api/inbox/issues", headers={"Origin": "https://evil.example"})
+    assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
+    preflight = backend.options("/api/inbox/issues", headers={"Origin": "https://evil.example",
+                                                              "Access-Control-Request-Method": "GET"})
+    assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
+
+
+def test_the_websocket_refuses_another_sites_page(backend: TestClient) -> None:
+    path = "/_event/?EIO=4&transport=websocket"
+    with pytest.raises(WebSocketDenialResponse) as denied:
+        with backend.websocket_connect(path, headers={"Origin": "https://evil.example", "Upgrade": "websocket"}):
+            pass
+    assert denied.value.status_code == 403
+    with backend.websocket_connect(path, headers={"Origin": "http://localhost:3000", "Upgrade": "websocket"}) as own:
+        assert own.receive_text().startswith('0{"sid":')  # dev: the page on :3000, the backend on :8000
+
+
+def test_the_ingest_endpoints_still_answer_preflights_from_any_origin(backend: TestClient) -> None:
+    preflight = backend.options("/api/1/envelope/", headers={"Origin": "https://other.example",
+                                                             "Access-Control-Request-Method": "POST"})
+    assert preflight.status_code in (200, 204)
+    assert preflight.headers["access-control-allow-origin"] in ("*", "https://other.example")
+    tunnel = backend.post(SETTINGS.tunnel_path, content=b"{}", headers={"Origin": "https://other.example"})
+    assert tunnel.json() == {"detail": "This origin may not post to the tunnel."}  # the tunnel's own check
+
+
+def test_the_tunnels_stats_need_the_consoles_access(backend: TestClient) -> None:
+    elsewhere = TestClient(backend.app, base_url="http://lookout.example.com", client=("203.0.113.9", 5000))
+    refused = elsewhere.get(f"{SETTINGS.tunnel_path}/stats")
+    assert refused.status_code == 401 and "Sign in" in refused.json()["detail"]
+    stats = backend.get(f"{SETTINGS.tunnel_path}/stats")
+    assert stats.status_code == 200 and {"accepted", "outbox", "rate_limits"} <= stats.json().keys()

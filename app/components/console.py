@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import reflex as rx
 
-from app import db, routes
-from app.inbox.accounts import Accounts, Viewer, cookie_token, from_this_machine
+from app import access, db, routes
+from app.inbox.accounts import Accounts, Viewer, cookie_token
 
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
@@ -31,9 +31,10 @@ def accounts() -> Accounts:
     return _accounts
 
 
-def viewer_of(client_ip: str, forwarded_for: str, cookie_header: str) -> Viewer | None:
-    """Who is using the console: this machine, a signed-in user, or nobody allowed."""
-    if from_this_machine(client_ip, forwarded_for):
+def viewer_of(caller: access.Caller, cookie_header: str) -> Viewer | None:
+    """Who is using the console: this machine (app/access.py), a signed-in user (with the role they
+    have now), or nobody allowed."""
+    if access.this_machine(caller):
         return THIS_MACHINE
     token = cookie_token(cookie_header)
     return accounts().session(token) if token else None
@@ -80,9 +81,9 @@ class ConsoleState(rx.State, mixin=True):
         raise NotImplementedError
 
     def _viewer(self) -> Viewer | None:
-        # The page's connection brings the session cookie (HttpOnly: page scripts never see it).
-        headers = self.router.headers
-        return viewer_of(self.router.session.client_ip, headers.raw_headers.get("x-forwarded-for", ""), headers.cookie)
+        # The headers of the page's own websocket upgrade (never the event's payload), with the
+        # session cookie (HttpOnly: page scripts never see it).
+        return viewer_of(access.Caller.from_router(self.router), self.router.headers.cookie)
 
     def _allowed(self) -> bool:
         """Whether this client may see the console now; if not, the state keeps none of its data."""

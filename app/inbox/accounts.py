@@ -1,14 +1,18 @@
 """Who may use the console from another machine, and their signed-in sessions.
 
-From this machine (loopback) the console is open. From anywhere else it needs a sign-in: users
-come from the database (added with the CLI below) or from LOOKOUT_CONSOLE_USERS
-(`name:role:hash` entries, comma-separated, hashes made with the CLI's `hash`). There is no
-default user and no default password. Roles: `viewer` reads, `maintainer` also changes states
-and deletes issues. Failed sign-ins are throttled per name and per client address (`Throttle`).
-Passwords are kept as scrypt hashes; a session is a random token in a cookie, stored only as its
-SHA-256.
+From this machine the console is open (app/access.py says what counts as this machine). From
+anywhere else it needs a sign-in: users come from the database (added with the CLI below) or from
+LOOKOUT_CONSOLE_USERS (`name:role:hash` entries, comma-separated, hashes made with the CLI's
+`hash`). There is no default user and no default password. Roles: `viewer` reads, `maintainer`
+also changes states and deletes issues. Failed sign-ins are throttled per name and per client
+address (`Throttle`). Passwords are kept as scrypt hashes, and an unknown name costs the same one
+scrypt run as a known one. A session is a random token in a cookie, stored only as its SHA-256;
+each use of it re-reads its user, so a removed user is signed out at once and a changed role
+applies at once.
 
     .venv/bin/python -m app.inbox.accounts add NAME --role maintainer   # asks for the password
+    .venv/bin/python -m app.inbox.accounts role NAME --role viewer      # ends NAME's sessions
+    .venv/bin/python -m app.inbox.accounts remove NAME                  # ends NAME's sessions
     .venv/bin/python -m app.inbox.accounts hash                         # for LOOKOUT_CONSOLE_USERS
 """
 
@@ -20,17 +24,16 @@ import getpass
 import hashlib
 import hmac
 import http.cookies
-import ipaddress
 import os
 import secrets
 import sys
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import sqlalchemy
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, update
 
 from app.models import ConsoleSession, ConsoleUser
 
@@ -40,6 +43,11 @@ COOKIE = "lookout_session"
 USERS = ConsoleUser.__table__
 SESSIONS = ConsoleSession.__table__
 _N, _R, _P = 2**14, 8, 1
+MAX_NAME_CHARS = 128
+# What an unknown name's password is checked against: the same scrypt parameters as a real hash,
+# a digest nothing hashes to, so a sign-in costs one scrypt run whether or not the name exists.
+UNKNOWN_USER_HASH = (f"scrypt${_N}${_R}${_P}${base64.b64encode(os.urandom(16)).decode()}"
+                     f"${base64.b64encode(os.urandom(32)).decode()}")
 
 
 class AccountError(ValueError):
@@ -54,27 +62,6 @@ class Viewer:
     @property
     def may_change(self) -> bool:
         return self.role == "maintainer"
-
-
-def from_loopback(address: str) -> bool:
-    """Whether a client address is this machine's (also as an IPv4-mapped IPv6 address, the way
-    Node's proxies report an IPv4 client: `::ffff:127.0.0.1`)."""
-    try:
-        found = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:
-        found = found.ipv4_mapped
-    return found.is_loopback
-
-
-def from_this_machine(peer: str, forwarded_for: str = "") -> bool:
-    """Whether a request comes from this machine (where the console needs no sign-in): its peer is
-    loopback, and so is every address in its X-Forwarded-For, which a proxy on this machine (a
-    reverse proxy, the dev server's) adds for the client it serves. The header can only take
-    trust away: a client elsewhere that sends it still has its own address as the peer."""
-    forwarded = [a.strip() for a in forwarded_for.split(",") if a.strip()]
-    return from_loopback(peer) and all(from_loopback(a) for a in forwarded)
 
 
 def session_cookie(token: str, max_age: int, secure: bool) -> str:
@@ -136,8 +123,9 @@ class Accounts:
             raise AccountError(f"The role must be one of {', '.join(ROLES)}, not {role!r}.")
         if len(password) < 8:
             raise AccountError("The password must have at least 8 characters.")
-        if not name.strip() or ":" in name or "," in name:
-            raise AccountError("The name must not be empty or contain ':' or ','.")
+        if not name.strip() or ":" in name or "," in name or len(name) > MAX_NAME_CHARS:
+            raise AccountError(
+                f"The name must not be empty, contain ':' or ',', or be over {MAX_NAME_CHARS} characters.")
         with self.engine.begin() as connection:
             if connection.execute(select(USERS.c.id).where(USERS.c.name == name)).first():
                 raise AccountError(f"There is already a user {name!r}.")
@@ -146,16 +134,30 @@ class Accounts:
             ))
 
     def authenticate(self, name: str, password: str) -> Viewer | None:
+        """The user, if the password is theirs: one scrypt run whether or not the name exists."""
         if name in self.from_env:
             role, stored = self.from_env[name]
         else:
             with self.engine.connect() as connection:
                 row = connection.execute(select(USERS.c.role, USERS.c.password_hash).where(USERS.c.name == name)).first()
-            if row is None:
-                verify_password(password, hash_password("timing"))  # as slow as for a real user
-                return None
-            role, stored = row
-        return Viewer(name, role) if verify_password(password, stored) else None
+            role, stored = row if row is not None else ("", UNKNOWN_USER_HASH)
+        return Viewer(name, role) if verify_password(password, stored) and role else None
+
+    def set_role(self, name: str, role: str) -> None:
+        """Give a database user another role; their sessions end (they sign in again)."""
+        if role not in ROLES:
+            raise AccountError(f"The role must be one of {', '.join(ROLES)}, not {role!r}.")
+        with self.engine.begin() as connection:
+            if connection.execute(update(USERS).where(USERS.c.name == name).values(role=role)).rowcount == 0:
+                raise _not_in_database(name)
+            connection.execute(delete(SESSIONS).where(SESSIONS.c.name == name))
+
+    def remove_user(self, name: str) -> None:
+        """Remove a database user and end their sessions."""
+        with self.engine.begin() as connection:
+            if connection.execute(delete(USERS).where(USERS.c.name == name)).rowcount == 0:
+                raise _not_in_database(name)
+            connection.execute(delete(SESSIONS).where(SESSIONS.c.name == name))
 
     def start_session(self, viewer: Viewer, now: float | None = None) -> str:
         token = secrets.token_urlsafe(32)
@@ -168,15 +170,19 @@ class Accounts:
         return token
 
     def session(self, token: str, now: float | None = None) -> Viewer | None:
+        """The user of a live session, with the role they have now (None once they are removed)."""
         if not token:
             return None
         with self.engine.connect() as connection:
-            row = connection.execute(select(SESSIONS.c.name, SESSIONS.c.role, SESSIONS.c.expires_at).where(
-                SESSIONS.c.token_hash == _digest(token),
-            )).first()
-        if row is None or row[2] < (time.time() if now is None else now):
+            row = connection.execute(
+                select(SESSIONS.c.name, SESSIONS.c.expires_at, USERS.c.role)
+                .select_from(SESSIONS.outerjoin(USERS, USERS.c.name == SESSIONS.c.name))
+                .where(SESSIONS.c.token_hash == _digest(token))
+            ).first()
+        if row is None or row.expires_at < (time.time() if now is None else now):
             return None
-        return Viewer(row[0], row[1])
+        role = self.from_env[row.name][0] if row.name in self.from_env else row.role
+        return Viewer(row.name, role) if role in ROLES else None
 
     def end_session(self, token: str) -> None:
         with self.engine.begin() as connection:
@@ -186,12 +192,16 @@ class Accounts:
 class Throttle:
     """Failed sign-ins, counted per name and per client address: after `limit` failures within
     `window_s`, that name or address must wait until the oldest of them is `window_s` old. Kept
-    in memory, so each backend process counts its own."""
+    in memory, so each backend process counts its own, for at most `max_keys` names and
+    addresses: past that, the one whose last failure is oldest is forgotten."""
 
     def __init__(self, limit: int = 5, window_s: float = 900.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit, self.window_s, self.clock = limit, window_s, clock
-        self._failures: dict[str, deque[float]] = {}
+                 clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000) -> None:
+        self.limit, self.window_s, self.clock, self.max_keys = limit, window_s, clock, max_keys
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()  # least recently failed first
+
+    def __len__(self) -> int:
+        return len(self._failures)
 
     def wait_s(self, *keys: str) -> float:
         """How long the slowest of `keys` must still wait before trying again (0: it may try now)."""
@@ -209,7 +219,10 @@ class Throttle:
 
     def failed(self, *keys: str) -> None:
         for key in keys:
-            self._failures.setdefault(key, deque()).append(self.clock())
+            self._failures.setdefault(key, deque(maxlen=self.limit)).append(self.clock())
+            self._failures.move_to_end(key)
+        while len(self._failures) > self.max_keys:
+            self._failures.popitem(last=False)
 
     def succeeded(self, *keys: str) -> None:
         for key in keys:
@@ -220,6 +233,11 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _not_in_database(name: str) -> AccountError:
+    return AccountError(
+        f"There is no user {name!r} in the database (users of LOOKOUT_CONSOLE_USERS are changed there).")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app.inbox.accounts", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -227,23 +245,39 @@ def main(argv: list[str] | None = None) -> int:
     add = commands.add_parser("add", help="add a user to the database (asks for the password)")
     add.add_argument("name")
     add.add_argument("--role", choices=ROLES, default="viewer")
+    role = commands.add_parser("role", help="change a database user's role (ends their sessions)")
+    role.add_argument("name")
+    role.add_argument("--role", choices=ROLES, required=True)
+    remove = commands.add_parser("remove", help="remove a database user (ends their sessions)")
+    remove.add_argument("name")
     commands.add_parser("hash", help="print the hash of a password, for LOOKOUT_CONSOLE_USERS")
     args = parser.parse_args(argv)
-    password = getpass.getpass("Password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
     if args.command == "hash":
-        print(hash_password(password))
+        print(hash_password(_password()))
         return 0
     from app import db
 
     engine = db.engine()
     db.migrate(engine)
+    accounts = Accounts(engine, from_env={})
     try:
-        Accounts(engine, from_env={}).add_user(args.name, args.role, password)
+        if args.command == "add":
+            accounts.add_user(args.name, args.role, _password())
+            print(f"added {args.name} ({args.role})")
+        elif args.command == "role":
+            accounts.set_role(args.name, args.role)
+            print(f"{args.name} is now {args.role}; their sessions have ended")
+        else:
+            accounts.remove_user(args.name)
+            print(f"removed {args.name}; their sessions have ended")
     except AccountError as exc:
         print(exc, file=sys.stderr)
         return 2
-    print(f"added {args.name} ({args.role})")
     return 0
+
+
+def _password() -> str:
+    return getpass.getpass("Password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
 
 
 if __name__ == "__main__":

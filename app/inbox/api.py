@@ -4,12 +4,18 @@
     GET /api/inbox/issues/{id}                                     → the issue, or 404
     GET /api/inbox/events/{event_id}                               → {"event": <as sent>, "issue_id": ...}, or 404
 
+    GET {LOOKOUT_TUNNEL_PATH}/stats                                → the tunnel's counters and outbox depth
+
     POST /api/inbox/signin    (the /signin page's form: name, password) → a session cookie
     POST /api/inbox/signout
 
-Clients on this machine (loopback, and not forwarded for another address) may read; anyone else
-needs a signed-in console session (the HttpOnly `lookout_session` cookie the sign-in sets), or
-gets 401. Failed sign-ins are throttled per name and per client address.
+Clients on this machine (app/access.py: loopback, a local Host, no foreign Origin) may read;
+anyone else needs a signed-in console session (the HttpOnly `lookout_session` cookie the sign-in
+sets), or gets 401. Sign-in and sign-out refuse pages of other sites (403: no login CSRF); a
+sign-in form is read up to 4 KB and no further; failed sign-ins are throttled per name and per
+client address (behind a proxy on this machine, the address it forwards for). The cookie is
+`Secure` when the request, or a proxy on this machine, says https. No route here answers CORS:
+the origin guard (app/origin_guard.py) refuses other sites' pages before they get here.
 Mounted in front of Reflex's backend (`rx.App(api_transformer=...)`).
 """
 
@@ -26,38 +32,61 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app import routes
-from app.inbox.accounts import COOKIE, SESSION_S, Accounts, Throttle, from_this_machine, session_cookie
+from app import access, routes
+from app.clients import client_address
+from app.inbox.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Throttle, session_cookie
 from app.inbox.store import InboxReader
+from app.monitoring.settings import SETTINGS
 
 PREFIX = "/api/inbox"
 SIGN_IN, SIGN_OUT = f"{PREFIX}/signin", f"{PREFIX}/signout"
 MAX_LIMIT = 500
 MAX_FORM_BYTES = 4096
+PASSWORDS_AT_ONCE = 4  # sign-ins checked at the same time: each scrypt run takes 16 MiB
+STATS = f"{SETTINGS.tunnel_path}/stats"
+FOREIGN_PAGE = "Pages of other sites may not sign in or out of Lookout."
 
 
-def _client(request: Request) -> str:
-    return request.client.host if request.client else ""
-
-
-def _this_machine(request: Request) -> bool:
-    return from_this_machine(_client(request), request.headers.get("x-forwarded-for", ""))
+class FormTooLarge(Exception):
+    """The sign-in form is over MAX_FORM_BYTES (answered 413, the rest of it never read)."""
 
 
 def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=status)
 
 
+def _secure(request: Request, caller: access.Caller) -> bool:
+    """Whether the session cookie gets `Secure`: the request came over https, to us or to a proxy
+    on this machine that says so."""
+    return request.url.scheme == "https" or access.forwarded_https(caller, SETTINGS.trusted_proxy_hops)
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The urlencoded form, read as it arrives and never past MAX_FORM_BYTES (`FormTooLarge`)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_FORM_BYTES:
+        raise FormTooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise FormTooLarge
+    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+
+
 Handler = Callable[[Request], Awaitable[JSONResponse]]
+Stats = Callable[[], dict[str, object]]
 
 
-def build(reader: InboxReader, accounts: Accounts) -> Starlette:
+def build(reader: InboxReader, accounts: Accounts, stats: Stats | None = None) -> Starlette:
+    """The API's routes; `stats` (the tunnel's `snapshot`, which reads the database) answers STATS."""
     throttle = Throttle()  # 5 failed sign-ins in 15 minutes per name and per address
+    checking = anyio.CapacityLimiter(PASSWORDS_AT_ONCE)
 
     def local_only(handler: Handler) -> Handler:
         @functools.wraps(handler)
         async def guarded(request: Request) -> JSONResponse:
-            if not _this_machine(request):
+            if not access.this_machine(access.Caller.from_scope(request.scope)):
                 token = request.cookies.get(COOKIE, "")
                 if await anyio.to_thread.run_sync(accounts.session, token) is None:
                     return error(401, "Sign in at /signin to read the inbox from another machine.")
@@ -68,31 +97,38 @@ def build(reader: InboxReader, accounts: Accounts) -> Starlette:
     async def sign_in(request: Request) -> Response:
         """The /signin page's form: on success a session cookie and the issues list; else back to
         the form, saying why."""
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
+        caller = access.Caller.from_scope(request.scope)
+        if access.foreign_origin(caller):
+            return error(403, FOREIGN_PAGE)
+        try:
+            form = await read_form(request)
+        except FormTooLarge:
             return error(413, f"The form is over {MAX_FORM_BYTES} bytes.")
-        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
         name, password = form.get("name", ""), form.get("password", "")
-        keys = (f"name:{name}", f"address:{_client(request)}")
+        address = client_address(caller.peer, list(caller.forwarded_for), SETTINGS.trusted_proxy_hops)
+        keys = (f"name:{name[:MAX_NAME_CHARS + 1]}", f"address:{address}")
         wait_s = throttle.wait_s(*keys)
         if wait_s > 0:
             return RedirectResponse(f"{routes.SIGN_IN}?problem=throttled&minutes={math.ceil(wait_s / 60)}", 303)
-        viewer = await anyio.to_thread.run_sync(accounts.authenticate, name, password)
+        viewer = await anyio.to_thread.run_sync(accounts.authenticate, name, password, limiter=checking)
         if viewer is None:
             throttle.failed(*keys)
             return RedirectResponse(f"{routes.SIGN_IN}?problem=mismatch", 303)
         throttle.succeeded(*keys)
         token = await anyio.to_thread.run_sync(accounts.start_session, viewer)
         answer = RedirectResponse(routes.ISSUES, 303)
-        answer.headers["set-cookie"] = session_cookie(token, SESSION_S, request.url.scheme == "https")
+        answer.headers["set-cookie"] = session_cookie(token, SESSION_S, _secure(request, caller))
         return answer
 
     async def sign_out(request: Request) -> Response:
+        caller = access.Caller.from_scope(request.scope)
+        if access.foreign_origin(caller):
+            return error(403, FOREIGN_PAGE)
         token = request.cookies.get(COOKIE, "")
         if token:
             await anyio.to_thread.run_sync(accounts.end_session, token)
         answer = RedirectResponse(routes.SIGN_IN, 303)
-        answer.headers["set-cookie"] = session_cookie("", 0, request.url.scheme == "https")
+        answer.headers["set-cookie"] = session_cookie("", 0, _secure(request, caller))
         return answer
 
     @local_only
@@ -121,10 +157,17 @@ def build(reader: InboxReader, accounts: Accounts) -> Starlette:
         found = await anyio.to_thread.run_sync(reader.event, event_id)
         return JSONResponse(found) if found else error(404, f"There is no event {event_id}.")
 
+    @local_only
+    async def tunnel_stats(request: Request) -> JSONResponse:
+        if stats is None:
+            return error(404, "This API has no tunnel to report on.")
+        return JSONResponse(await anyio.to_thread.run_sync(stats))
+
     return Starlette(routes=[
         Route(SIGN_IN, sign_in, methods=["POST"]),
         Route(SIGN_OUT, sign_out, methods=["POST"]),
         Route(f"{PREFIX}/issues", issues, methods=["GET"]),
         Route(f"{PREFIX}/issues/{{issue_id:int}}", issue, methods=["GET"]),
         Route(f"{PREFIX}/events/{{event_id}}", event, methods=["GET"]),
+        Route(STATS, tunnel_stats, methods=["GET"]),
     ])

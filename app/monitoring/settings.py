@@ -93,6 +93,9 @@ class Settings:
     inbox_max_logs: int = 50_000
     inbox_max_raw_envelopes: int = 5_000
     inbox_max_age_days: int = 30
+    inbox_max_issues: int = 10_000
+    # Everything the inbox keeps, in bytes (LOOKOUT_INBOX_MAX_BYTES; app/inbox/budget.py).
+    inbox_max_bytes: int = 1024 * MIB
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -100,11 +103,18 @@ class Settings:
     # How many X-Forwarded-For entries, added by proxies on this machine, are believed
     # (LOOKOUT_TRUSTED_PROXY_HOPS; app/clients.py). 0 believes none.
     trusted_proxy_hops: int = 1
+    # The address users reach Lookout at, e.g. https://lookout.example.com (LOOKOUT_PUBLIC_URL; "" for
+    # none): its host counts as this machine's name and its origin as the app's own (app/access.py).
+    public_url: str = ""
     # Caps, modelled on Sentry Relay's defaults.
     max_item_bytes: int = 1 * MIB
     max_request_bytes: int = 20 * MIB
     max_envelope_bytes: int = 100 * MIB
     outbox_max_bytes: int = 512 * MIB
+    # Intake rates, in bytes as received per minute, per client address and per DSN (project key):
+    # past them the tunnel and the ingest endpoints answer 429 (app/monitoring/intake_limits.py). 0: no limit.
+    ingest_bytes_per_min_per_client: int = 256 * MIB
+    ingest_bytes_per_min_per_key: int = 1024 * MIB
     # A request's whole body must arrive within this (a trickling client is answered 408).
     body_timeout_s: int = 30
     # Delivery to upstream.
@@ -170,10 +180,15 @@ class Settings:
             extra_tunnel_dsns=tuple(Dsn.parse(d) for d in _words(env.get("SENTRY_TUNNEL_ALLOWED_DSNS", ""))),
             tunnel_origins=tuple(o.rstrip("/") for o in _words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
             trusted_proxy_hops=_whole_number(env, "LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),
+            public_url=_public_url(env, "LOOKOUT_PUBLIC_URL"),
             max_item_bytes=_positive_int(env, "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
             max_request_bytes=_positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
             max_envelope_bytes=_positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
             outbox_max_bytes=_positive_int(env, "LOOKOUT_OUTBOX_MAX_BYTES", defaults.outbox_max_bytes),
+            ingest_bytes_per_min_per_client=_whole_number(
+                env, "LOOKOUT_INGEST_BYTES_PER_MIN_PER_CLIENT", defaults.ingest_bytes_per_min_per_client),
+            ingest_bytes_per_min_per_key=_whole_number(
+                env, "LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY", defaults.ingest_bytes_per_min_per_key),
             body_timeout_s=_positive_int(env, "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
             # Delivery retries: the first after about LOOKOUT_RETRY_BASE_S, doubling up to the max.
             retry_base_s=_positive_int(env, "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s)),
@@ -189,6 +204,8 @@ class Settings:
             inbox_max_logs=_positive_int(env, "LOOKOUT_INBOX_MAX_LOGS", defaults.inbox_max_logs),
             inbox_max_raw_envelopes=_positive_int(env, "LOOKOUT_INBOX_MAX_RAW_ENVELOPES", defaults.inbox_max_raw_envelopes),
             inbox_max_age_days=_positive_int(env, "LOOKOUT_INBOX_MAX_AGE_DAYS", defaults.inbox_max_age_days),
+            inbox_max_issues=_positive_int(env, "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),
+            inbox_max_bytes=_positive_int(env, "LOOKOUT_INBOX_MAX_BYTES", defaults.inbox_max_bytes),
         )
 
 
@@ -224,6 +241,20 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if not text.isdigit() or int(text) == 0:
         raise SettingsError(f"{name} {text!r} must be a positive whole number.")
     return int(text)
+
+
+def _public_url(env: Mapping[str, str], name: str) -> str:
+    text = env.get(name, "").strip().rstrip("/")
+    if not text:
+        return ""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise SettingsError(f"{name} {text!r} must be the URL users open, like https://lookout.example.com.")
+    return text
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:

@@ -97,3 +97,11 @@ def test_inbox_retention_caps_come_from_the_environment() -> None:
     assert (Caps.from_settings(settings).events, Caps.from_settings(settings).max_age_days) == (500, 7.0)
     with pytest.raises(SettingsError, match="LOOKOUT_INBOX_MAX_LOGS 'many' must be a positive whole number"):
         Settings.from_env({"LOOKOUT_INBOX_MAX_LOGS": "many"})
+
+
+def test_the_public_url_is_optional_and_must_be_a_url() -> None:
+    assert Settings.from_env({}).public_url == ""
+    assert Settings.from_env({"LOOKOUT_PUBLIC_URL": " https://lookout.example.com/ "}).public_url == "https://lookout.example.com"
+    for bad in ("lookout.example.com", "ftp://lookout.example.com", "https://", "https://x.example:port", "https://x.example/?a=1"):
+        with pytest.raises(SettingsError, match="LOOKOUT_PUBLIC_URL .* must be the URL users open"):
+            Settings.from_env({"LOOKOUT_PUBLIC_URL": bad})
