@@ -6,13 +6,15 @@ import logging
 from collections.abc import AsyncIterator
 
 from app import db
+from app.inbox.projects import settle_local_dsn
+from app.monitoring.settings import SETTINGS
 
 logger = logging.getLogger(__name__)
 
 
 @contextlib.asynccontextmanager
 async def prepare_process() -> AsyncIterator[None]:
-    """Bring the database schema up to date, then settle the heap.
+    """Bring the database schema up to date, read this install's local DSN from it, then settle the heap.
 
     A prod worker is forked from a process that has used the database already: the connections
     in the pool it inherits are the parent's sockets, and sharing them corrupts both sides'
@@ -25,6 +27,7 @@ async def prepare_process() -> AsyncIterator[None]:
     db.engine().dispose(close=False)
     revision = db.migrate(db.engine())
     logger.info("database schema at revision %s", revision)
+    settle_local_dsn(SETTINGS, db.engine())  # the inbox's key, before anything reports with it
     gc.collect()
     gc.freeze()
     yield

@@ -38,11 +38,12 @@ from app import db  # noqa: E402
 from app.inbox.feeder import BATCH, InboxFeeder  # noqa: E402
 from app.inbox.store import Incoming, InboxReader, InboxStore  # noqa: E402
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402
-from app.monitoring.settings import DEFAULT_LOCAL_DSN, Dsn  # noqa: E402
+from app.monitoring.settings import Dsn  # noqa: E402
 
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.2 and its dependencies, pinned
 BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
 GOAL = 30.0
+LOCAL_DSN = "http://bench@localhost/1"  # the inbox's project 1 in these databases
 LIST_GOAL_MS = 100.0
 # Runs inside Bugsink's venv: argv = envelopes file (a JSON list of base64 bodies), its config dir.
 BUGSINK_SCRIPT = r"""
@@ -93,12 +94,12 @@ def lookout(bodies: list[bytes], workdir: Path) -> tuple[float, float, float, In
     engine = db.engine(f"sqlite:///{workdir / 'lookout.db'}")
     db.migrate(engine)
     store = InboxStore(engine)
-    store.ensure_project(Dsn.parse(DEFAULT_LOCAL_DSN))
+    store.ensure_project(Dsn.parse(LOCAL_DSN))
     outbox = OutboxStore(engine)
     half = len(bodies) // 2
     start = time.perf_counter()  # what the tunnel does first: the envelopes into the outbox
     for at in range(0, half, BATCH):
-        outbox.add_many([new_row(DEFAULT_LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + BATCH]])
+        outbox.add_many([new_row(LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + BATCH]])
     written = time.perf_counter() - start
     feeder = InboxFeeder(outbox, store)
     start = time.perf_counter()
@@ -109,7 +110,7 @@ def lookout(bodies: list[bytes], workdir: Path) -> tuple[float, float, float, In
     assert feeder.ingested == half and feeder.rejected == 0, (feeder.ingested, feeder.rejected)
     start = time.perf_counter()
     for body in bodies[half:]:
-        store.ingest_envelope(body, dsn=DEFAULT_LOCAL_DSN)
+        store.ingest_envelope(body, dsn=LOCAL_DSN)
     single = (len(bodies) - half) / (time.perf_counter() - start)
     return batched, with_outbox, single, InboxReader(engine)
 
@@ -120,7 +121,7 @@ def issue_list_ms(workdir: Path, events: int, issues: int) -> dict[str, float]:
     engine = db.engine(f"sqlite:///{workdir / 'list.db'}")
     db.migrate(engine)
     store = InboxStore(engine)
-    store.ensure_project(Dsn.parse(DEFAULT_LOCAL_DSN))
+    store.ensure_project(Dsn.parse(LOCAL_DSN))
     now = time.time()
     batch: list[Incoming] = []
     for n in range(events):
@@ -128,7 +129,7 @@ def issue_list_ms(workdir: Path, events: int, issues: int) -> dict[str, float]:
                  "exception": {"values": [{"type": f"Error{n % issues}", "value": "failed"}]}}
         payload = json.dumps(event).encode()
         body = b"\n".join([b"{}", json.dumps({"type": "event", "length": len(payload)}).encode(), payload])
-        batch.append(Incoming(body, "", now - (events - n), DEFAULT_LOCAL_DSN))
+        batch.append(Incoming(body, "", now - (events - n), LOCAL_DSN))
         if len(batch) == 1000 or n == events - 1:
             store.ingest_batch(batch)
             batch = []

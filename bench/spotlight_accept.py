@@ -70,7 +70,6 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.monitoring.settings import DEFAULT_LOCAL_DSN  # noqa: E402
 from bench.inbox_ingest import envelopes  # noqa: E402
 from bench.tunnel import Processes, free_port, granian, outbox_rows  # noqa: E402
 from bench.tunnel import wait_ready as wait_answering  # noqa: E402
@@ -84,6 +83,8 @@ SPOTLIGHT_CLI = SPOTLIGHT_MANIFEST.parent / "dist" / "server" / "cli.js"  # what
 NO_SDK_LOADER = """const {{ main }} = await import({cli});
 await main({{ basePath: process.cwd() }});
 """
+# The local DSN the Lookout under test is started with (its own would be random, in its database).
+LOCAL_DSN = "http://bench@localhost/1"
 CAP = 500  # MessageBuffer's default size: dist/server/messageBuffer.js
 CONTENT_TYPE = "application/x-sentry-envelope"
 TELEMETRY_SINK = "http://127.0.0.1:9"  # a closed port: the sidecar's own Sentry SDK sends nowhere
@@ -237,7 +238,7 @@ def spotlight_rate(bodies: list[bytes], workdir: Path, concurrency: int = 8, sdk
 def with_local_dsn(body: bytes) -> bytes:
     """The envelope with Lookout's local DSN in its header (the tunnel forwards only for its DSNs)."""
     header, _, rest = body.partition(b"\n")
-    return json.dumps({**json.loads(header), "dsn": DEFAULT_LOCAL_DSN}).encode() + b"\n" + rest
+    return json.dumps({**json.loads(header), "dsn": LOCAL_DSN}).encode() + b"\n" + rest
 
 
 def lookout_rate(bodies: list[bytes], workdir: Path, concurrency: int = 8) -> float:
@@ -246,7 +247,8 @@ def lookout_rate(bodies: list[bytes], workdir: Path, concurrency: int = 8) -> fl
     clients posting; checks afterwards that the outbox holds every one."""
     port, db_path = free_port(), workdir / "lookout.db"
     processes = Processes(workdir)
-    env = {"DATABASE_URL": f"sqlite:///{db_path}", "SENTRY_DSN": "", "LOOKOUT_OUTBOX_MAX_BYTES": str(4 * 1024**3)}
+    env = {"DATABASE_URL": f"sqlite:///{db_path}", "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
+           "LOOKOUT_OUTBOX_MAX_BYTES": str(4 * 1024**3)}
     processes.start("lookout", granian("app.monitoring.standalone:app", port), env)
     try:
         wait_answering(processes, "lookout", port, "/monitoring/stats")

@@ -22,12 +22,12 @@ from pathlib import Path
 import sqlalchemy
 
 ROOT = Path(__file__).resolve().parent.parent
+LOCAL_DSN = "http://bench@localhost/1"  # the local DSN the app under test is started with
 sys.path.insert(0, str(ROOT))
 
-from app.monitoring.settings import DEFAULT_LOCAL_DSN  # noqa: E402
 from bench import envelope  # noqa: E402
 from bench.tunnel import (  # noqa: E402
-    OUTBOX_CAP, WRK_SCRIPT, Load, LoadGenerator, Processes, ensure_binary, free_port, granian, wait_ready,
+    NO_INTAKE_LIMITS, OUTBOX_CAP, WRK_SCRIPT, Load, LoadGenerator, Processes, ensure_binary, free_port, granian, wait_ready,
     workspace,
 )
 from tests import services  # noqa: E402
@@ -58,8 +58,8 @@ def measure(server: services.Postgres, processes: Processes, generator: LoadGene
         connection.exec_driver_sql(f"CREATE DATABASE {name}")
     port = free_port()
     key = f"lookout-{workers}"
-    env = {"DATABASE_URL": server.url(name), "SENTRY_DSN": "", "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP),
-           "LOOKOUT_SERVER_MONITORING": "off"}
+    env = {"DATABASE_URL": server.url(name), "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP),
+           "LOOKOUT_SERVER_MONITORING": "off", **NO_INTAKE_LIMITS}
     processes.start(key, granian("app.monitoring.standalone:app", port, workers=workers), env)
     try:
         wait_ready(processes, key, port, "/monitoring/stats")
@@ -103,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     with workspace() as (workdir, processes), services.postgres() as server:
-        generator = loadgen(workdir, args.connections, envelope.build(DEFAULT_LOCAL_DSN))
+        generator = loadgen(workdir, args.connections, envelope.build(LOCAL_DSN))
         print(f"tunnel on PostgreSQL, {args.connections} connections, {args.seconds} s per row, load: {generator.label}",
               flush=True)
         rows = []

@@ -13,9 +13,16 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from tests import services
+from app.monitoring.settings import SETTINGS, Dsn
+from tests import netns, services
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# The tests' local DSN: a real install's key is random, made once and kept in its database
+# (app/inbox/projects.py). `Settings.from_env(LOCAL_ENV)`: local-mode settings that name it.
+LOCAL_DSN = "http://lookout@localhost/1"
+LOCAL_ENV = {"LOOKOUT_LOCAL_DSN": LOCAL_DSN}
+# This process's settings, as the backend's start leaves them (it reads the key from its database).
+SETTINGS.settle_local_dsn(Dsn.parse(LOCAL_DSN))
 
 
 @pytest.fixture
@@ -53,6 +60,18 @@ def redis_server() -> Iterator[services.Redis]:
     need("Redis")
     with services.redis() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def elsewhere() -> Iterator[netns.Namespace]:
+    """Another machine: a network namespace (tests/netns.py) whose one link leads to this one."""
+    reason = netns.unavailable()
+    if reason is not None:
+        if IN_CI:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with netns.namespace() as made:
+        yield made
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ from app.inbox.accounts import Accounts, Viewer
 from app.inbox.feeder import InboxFeeder
 from app.inbox.store import InboxReader, InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.settings import DEFAULT_LOCAL_DSN, Dsn
+from app.monitoring.settings import Dsn
+from tests.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope
 
 
@@ -21,10 +22,10 @@ def filled_sqlite(path: Path) -> tuple[sqlalchemy.Engine, list[dict]]:
     engine = db.engine(f"sqlite:///{path}")
     db.migrate(engine)
     inbox = InboxStore(engine)
-    inbox.ensure_project(Dsn.parse(DEFAULT_LOCAL_DSN))
+    inbox.ensure_project(Dsn.parse(LOCAL_DSN))
     events = [error("'" + "abc"[n % 3] + "'") for n in range(12)]
     outbox = OutboxStore(engine)
-    outbox.add_many([new_row(DEFAULT_LOCAL_DSN, LOCAL, event_envelope(e), ["error"], e["event_id"]) for e in events])
+    outbox.add_many([new_row(LOCAL_DSN, LOCAL, event_envelope(e), ["error"], e["event_id"]) for e in events])
     assert InboxFeeder(outbox, inbox).feed_once() == len(events)
     Accounts(engine, from_env={}).add_user("ann", "maintainer", "ann-password")
     return engine, events
@@ -40,7 +41,7 @@ def test_everything_is_copied_and_the_target_keeps_working(tmp_path: Path, datab
     assert reader.event(events[5]["event_id"])["event"] == events[5]  # still read from its envelope
     assert reader.issues()[1] == 3
     assert Accounts(target, from_env={}).authenticate("ann", "ann-password") == Viewer("ann", "maintainer")
-    OutboxStore(target).add_many([new_row(DEFAULT_LOCAL_DSN, LOCAL, b"{}\n", [], None)])  # ids go on past the copied ones
+    OutboxStore(target).add_many([new_row(LOCAL_DSN, LOCAL, b"{}\n", [], None)])  # ids go on past the copied ones
     with target.connect() as connection:
         assert connection.execute(sqlalchemy.text("select max(id) from outbox")).scalar() == 13
     with pytest.raises(CopyError, match="has rows already"):

@@ -12,6 +12,12 @@
 
 SDKs send many shapes (messages as strings or objects, exceptions as a list or `{"values": []}`,
 frames as null, fingerprint parts as numbers): every reader here accepts them all.
+
+Every string is cut before it is used, at Relay's limits (`MaxChars` in relay-event-schema): 8,192
+characters for a message, an exception's value and a fingerprint part, 256 for a type, module or
+function, 200 for a culprit and a transaction, 128 for a level. Sentry trims events to those
+before grouping them too. Every pattern runs in time linear in its input (no two quantifiers can
+share a character at one place), so no value can make grouping slow.
 """
 
 from __future__ import annotations
@@ -21,14 +27,20 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.inbox.fields import text
+from app.inbox.fields import cut, text
 
 TITLE_LENGTH = 200
+MESSAGE_LENGTH = 8192  # a message, an exception value, a fingerprint part (Relay's MaxChars::Message)
+SYMBOL_LENGTH = 256  # an exception type, a frame's module, file or function (MaxChars::Symbol, ::Path)
+CULPRIT_LENGTH = 200  # a culprit, a transaction (MaxChars::Culprit)
+LEVEL_LENGTH = 128  # (MaxChars::EnumLike)
 DEFAULT_PART = re.compile(r"^\{\{\s*default\s*\}\}$")
 # Order matters: a UUID or an address would otherwise lose its digits to the number rule first.
 VARIABLE_PARTS = (
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
+    # An address starts where its local part does: without the look-behind, a long run with no "@"
+    # was scanned again from each of its characters (quadratic: 20,000 characters took a second).
+    (re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
     # 0x-prefixed, or 8+ hex digits mixing digits and letters (ids, hashes, addresses)
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<hex>"),
     # a number standing alone (not the digits in "x1" or after a dot of "1.5")
@@ -47,7 +59,8 @@ class Grouping:
 
 
 def normalise(value: str) -> str:
-    """`value` with the parts that differ between occurrences of one problem replaced."""
+    """`value` (cut at MESSAGE_LENGTH) with the parts that differ between occurrences of one problem replaced."""
+    value = value[:MESSAGE_LENGTH]
     for pattern, placeholder in VARIABLE_PARTS:
         value = pattern.sub(placeholder, value)
     return value
@@ -58,8 +71,8 @@ def group(event: dict[str, Any]) -> Grouping:
     culprit = find_culprit(event, exception)
     if exception is not None:
         kind = "error"
-        kind_name = text(exception.get("type")) or "Error"
-        value = text(exception.get("value"))
+        kind_name = cut(exception.get("type"), SYMBOL_LENGTH) or "Error"
+        value = cut(exception.get("value"), MESSAGE_LENGTH)
         title = f"{kind_name}: {first_line(value)}" if value else kind_name
         default = (kind_name, normalise(value), culprit)
     elif (message := message_of(event)) is not None:
@@ -68,11 +81,11 @@ def group(event: dict[str, Any]) -> Grouping:
         default = ("message", normalise(message[0]))
     else:
         kind = "default"
-        title = text(event.get("transaction")) or "<unlabeled event>"
+        title = cut(event.get("transaction"), CULPRIT_LENGTH) or "<unlabeled event>"
         default = ("default", title)
     parts = fingerprint_parts(event.get("fingerprint"), default)
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
-    level = text(event.get("level")) or "error"
+    level = cut(event.get("level"), LEVEL_LENGTH) or "error"
     return Grouping(digest, parts, title[:TITLE_LENGTH], culprit, level, kind)
 
 
@@ -81,7 +94,7 @@ def fingerprint_parts(fingerprint: Any, default: tuple[str, ...]) -> tuple[str, 
         return default
     parts: list[str] = []
     for part in fingerprint:
-        value = text(part)
+        value = cut(part, MESSAGE_LENGTH)
         parts.extend(default if DEFAULT_PART.match(value) else (value,))
     return tuple(parts)
 
@@ -118,13 +131,13 @@ def find_culprit(event: dict[str, Any], exception: dict[str, Any] | None) -> str
     in_app = [f for f in stack if f.get("in_app") is True]
     frame = (in_app or stack or [None])[-1]
     if frame is not None:
-        where = text(frame.get("module")) or text(frame.get("filename")) or text(frame.get("abs_path"))
-        function = text(frame.get("function"))
+        where = next((found for key in ("module", "filename", "abs_path") if (found := cut(frame.get(key), SYMBOL_LENGTH))), "")
+        function = cut(frame.get("function"), SYMBOL_LENGTH)
         if where and function:
-            return f"{where} in {function}"
+            return f"{where} in {function}"[:CULPRIT_LENGTH]
         if where or function:
-            return where or function
-    return text(event.get("culprit")) or text(event.get("transaction"))
+            return (where or function)[:CULPRIT_LENGTH]
+    return cut(event.get("culprit"), CULPRIT_LENGTH) or cut(event.get("transaction"), CULPRIT_LENGTH)
 
 
 def message_of(event: dict[str, Any]) -> tuple[str, str] | None:
@@ -132,10 +145,10 @@ def message_of(event: dict[str, Any]) -> tuple[str, str] | None:
     for key in ("logentry", "message"):
         value = event.get(key)
         if isinstance(value, str) and value.strip():
-            return value, value
+            return value[:MESSAGE_LENGTH], value[:MESSAGE_LENGTH]
         if isinstance(value, dict):
-            template = text(value.get("message"))
-            formatted = text(value.get("formatted")) or template
+            template = cut(value.get("message"), MESSAGE_LENGTH)
+            formatted = cut(value.get("formatted"), MESSAGE_LENGTH) or template
             if template or formatted:
                 return template or formatted, formatted
     return None

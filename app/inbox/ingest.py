@@ -5,10 +5,13 @@
     POST /api/<project_id>/store/      one event as JSON (the older protocol)
 
 The key comes from the `sentry_key` query parameter, the `X-Sentry-Auth` header, or the
-envelope header's `dsn`, and must be the project's. The same caps, encodings and envelope
-validation as the tunnel apply; an accepted envelope is committed to the outbox through the
-tunnel (so the feeder reads it into the inbox) before the answer. Any origin may post: the DSN is
-the credential, as with Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
+envelope header's `dsn` (read from the header line alone), and must be the project's: it is
+checked before the body is decoded or parsed. The same steps as the tunnel's follow
+(app/monitoring/intake.py: the client's and the key's rates, caps, encodings, envelope
+validation, heavy work off the event loop); an accepted envelope is committed to the outbox
+through the tunnel (so the feeder reads it into the inbox) before the answer. A /store/ event is
+decoded no further than the item cap. Any origin may post: the DSN is the credential, as with
+Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ import anyio.to_thread
 
 from app.inbox.store import InboxStore, UnknownProject
 from app.monitoring import encodings, envelope
+from app.monitoring.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
+from app.monitoring.intake import unreadable
 from app.monitoring.ratelimits import category_of
 from app.monitoring.settings import Dsn, SettingsError
-from app.monitoring.tunnel import (
-    ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, Tunnel, read_body, respond, unreadable,
-)
+from app.monitoring.tunnel import Tunnel
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
 CORS = [
@@ -66,7 +69,7 @@ class Ingest:
         except Refused as refused:
             self.tunnel.stats.reject(refused.reason)
             body = json.dumps({"detail": refused.message}).encode()
-            return await respond(send, refused.status, body, [*CORS, *((k.lower().encode(), v.encode()) for k, v in refused.headers.items())])
+            return await respond(send, refused.status, body, [*CORS, *encoded(refused.headers)])
         except ClientGone:
             return None
         await respond(send, 200, json.dumps({"id": event_id}).encode(), CORS)
@@ -74,45 +77,48 @@ class Ingest:
     async def accept(self, project_id: int, kind: str, scope: Scope, receive: Receive) -> str | None:
         if self.settings.dsn is not None:
             raise Refused(404, "This Lookout forwards to Sentry (SENTRY_DSN is set); it has no inbox to ingest into.", "no_inbox")
-        request = Request(scope)
-        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes,
-                              self.settings.body_timeout_s)
-        try:
-            decoded = encodings.decode(raw, request.content_encoding, self.settings.max_envelope_bytes)
-            if kind == "store":
-                parsed, raw, encoding = self._store_as_envelope(decoded, project_id)
-            else:
-                parsed, encoding = envelope.parse(decoded, self.settings.max_item_bytes), request.content_encoding
-        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
-            raise unreadable(exc) from exc
-        key = _key(scope) or _key_of_dsn(parsed.dsn, project_id)
+        request, intake = Request(scope), self.tunnel.intake
+        raw = await intake.body(request, receive)
+        key = _key(scope)
+        if not key and kind == "envelope":
+            key = _key_of_dsn(envelope.header_dsn(intake.header(raw, request.content_encoding)), project_id)
         if not key:
             raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.", "forbidden_dsn")
         dsn = await self._project_dsn(project_id, key)
         if dsn is None:
             raise Refused(403, f"Project {project_id} of this inbox has no key {key!r}.", "forbidden_dsn")
+        intake.charge_key(dsn, len(raw))
+        if kind == "store":
+            parsed, raw, encoding = await intake.heavy(self._store_as_envelope, raw, request.content_encoding)
+        else:
+            parsed, encoding = await intake.envelope(raw, request.content_encoding), request.content_encoding
         categories = sorted({category_of(item.type) for item in parsed.items})
         await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw)
         return parsed.event_id
 
-    def _store_as_envelope(self, body: bytes, project_id: int) -> tuple[envelope.Envelope, bytes, str]:
+    def _store_as_envelope(self, raw: bytes, content_encoding: str) -> tuple[envelope.Envelope, bytes, str]:
         """The /store/ protocol's JSON event as an envelope of one event item (stored uncompressed)."""
+        limit = self.settings.max_item_bytes
         try:
-            event = json.loads(body)
-        except ValueError as exc:
-            raise envelope.EnvelopeError(400, f"The event is not valid JSON ({exc}).") from exc
-        if not isinstance(event, dict):
-            raise envelope.EnvelopeError(400, "The event must be a JSON object.")
-        event_id = str(event.get("event_id") or uuid.uuid4().hex)
-        payload = json.dumps(event).encode()
-        if len(payload) > self.settings.max_item_bytes:
-            raise envelope.EnvelopeError(413, f"The event is {len(payload)} bytes; the limit is {self.settings.max_item_bytes}.")
-        raw = b"\n".join([
-            json.dumps({"event_id": event_id}).encode(),
-            json.dumps({"type": "event", "length": len(payload)}).encode(),
-            payload,
-        ])
-        return envelope.parse(raw, self.settings.max_item_bytes), raw, ""
+            try:
+                body = encodings.decode(raw, content_encoding, limit)
+            except encodings.DecodeError as exc:
+                if exc.status != 413:
+                    raise
+                raise envelope.EnvelopeError(413, f"The event exceeds the {limit}-byte limit for an event.") from None
+            event = _json_event(body)
+            event_id = str(event.get("event_id") or uuid.uuid4().hex)
+            payload = json.dumps(event).encode()
+            if len(payload) > limit:
+                raise envelope.EnvelopeError(413, f"The event is {len(payload)} bytes; the limit is {limit}.")
+            raw = b"\n".join([
+                json.dumps({"event_id": event_id}).encode(),
+                json.dumps({"type": "event", "length": len(payload)}).encode(),
+                payload,
+            ])
+            return envelope.parse(raw, limit), raw, ""
+        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
+            raise unreadable(exc) from exc
 
     async def _project_dsn(self, project_id: int, key: str) -> str | None:
         """The DSN that names the project in outbox rows, if `key` is the project's; else None."""
@@ -125,6 +131,19 @@ class Ingest:
             return None
         self._known[(project_id, key)] = dsn
         return dsn
+
+
+def _json_event(body: bytes) -> dict[str, object]:
+    """The event of a /store/ body: a JSON object (NaN and Infinity are not JSON; nor is too deep)."""
+    try:
+        event = envelope.STRICT_JSON.decode(body.decode("utf-8"))
+    except RecursionError:
+        raise envelope.EnvelopeError(400, "The event is nested too deeply.") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
+        raise envelope.EnvelopeError(400, f"The event is not valid JSON ({exc}).") from None
+    if not isinstance(event, dict):
+        raise envelope.EnvelopeError(400, "The event must be a JSON object.")
+    return event
 
 
 def _key(scope: Scope) -> str:

@@ -45,7 +45,7 @@ def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
     for crumb in values if isinstance(values, list) else []:
         if not isinstance(crumb, dict):
             continue
-        message = _text(crumb.get("message")) or (json.dumps(crumb["data"]) if crumb.get("data") else "")
+        message = _text(crumb.get("message")) or (_json(crumb["data"]) if crumb.get("data") else "")
         rows.append({
             "time": _clock(crumb.get("timestamp")),
             "category": _text(crumb.get("category")) or _text(crumb.get("type")) or "default",
@@ -100,7 +100,9 @@ def _text(value: Any) -> str:
 
 def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
     """A trace's transactions and spans as one tree, each row placed on the trace's timeline:
-    `left` and `width` in percent of the whole trace, `depth` its nesting."""
+    `left` and `width` in percent of the whole trace, `depth` its nesting. Walked with a stack of
+    its own, not by recursion, so any depth is shown (Python's recursion stopped near 1,000); a
+    span whose parents form a loop is shown as a root."""
     nodes: dict[str, dict[str, Any]] = {}
     order: list[str] = []
 
@@ -113,10 +115,13 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
         order.append(span_id)
 
     for transaction in transactions:
-        trace = (transaction.get("contexts") or {}).get("trace") or {}
+        contexts = transaction.get("contexts")
+        trace = contexts.get("trace") if isinstance(contexts, dict) else None
+        trace = trace if isinstance(trace, dict) else {}
         add(_text(trace.get("span_id")), _text(trace.get("parent_span_id")), transaction.get("start_timestamp"),
             transaction.get("timestamp"), _text(transaction.get("transaction")), _text(trace.get("op")), "transaction")
-        for span in transaction.get("spans") or []:
+        spans = transaction.get("spans")
+        for span in spans if isinstance(spans, list) else []:
             if isinstance(span, dict):
                 add(_text(span.get("span_id")), _text(span.get("parent_span_id")), span.get("start_timestamp"),
                     span.get("timestamp"), _text(span.get("description")) or _text(span.get("op")), _text(span.get("op")), "span")
@@ -128,21 +133,32 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
     for span_id in order:
         children.setdefault(nodes[span_id]["parent"], []).append(span_id)
     rows: list[dict[str, str]] = []
+    shown: set[str] = set()
 
-    def walk(span_id: str, depth: int) -> None:
-        node = nodes[span_id]
-        rows.append({
-            "label": node["label"] or "(unnamed)", "op": node["op"], "kind": node["kind"],
-            "duration": f"{(node['end'] - node['start']) * 1000:.1f} ms",
-            "left": f"{(node['start'] - begin) / length * 100:.2f}%",
-            "width": f"{max((node['end'] - node['start']) / length * 100, 0.3):.2f}%",
-            "indent": f"{depth * 1.25:g}em",
-        })
-        for child in sorted(children.get(span_id, []), key=lambda c: nodes[c]["start"]):
-            walk(child, depth + 1)
+    def by_start(span_ids: list[str]) -> list[str]:
+        return sorted(span_ids, key=lambda s: nodes[s]["start"])
 
-    for root in sorted((s for s in order if nodes[s]["parent"] not in nodes), key=lambda s: nodes[s]["start"]):
-        walk(root, 0)
+    def walk(root: str) -> None:
+        todo = [(root, 0)]  # a stack: the next row on top, its siblings below it
+        while todo:
+            span_id, depth = todo.pop()
+            if span_id in shown:
+                continue
+            shown.add(span_id)
+            node = nodes[span_id]
+            rows.append({
+                "label": node["label"] or "(unnamed)", "op": node["op"], "kind": node["kind"],
+                "duration": f"{(node['end'] - node['start']) * 1000:.1f} ms",
+                "left": f"{(node['start'] - begin) / length * 100:.2f}%",
+                "width": f"{max((node['end'] - node['start']) / length * 100, 0.3):.2f}%",
+                "indent": f"{depth * 1.25:g}em",
+            })
+            todo.extend((child, depth + 1) for child in reversed(by_start(children.get(span_id, []))))
+
+    for root in by_start([s for s in order if nodes[s]["parent"] not in nodes]):
+        walk(root)
+    for span_id in by_start([s for s in order if s not in shown]):  # parents in a loop: no root leads there
+        walk(span_id)
     return rows
 
 

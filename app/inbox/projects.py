@@ -1,6 +1,7 @@
 """The inbox's projects: each is a row with its id and public key, and so a DSN another app's
-Sentry SDK can report with (`http://<public key>@<host:port>/<id>`). The first one (the local DSN,
-LOOKOUT_LOCAL_DSN) exists out of the box; more are added from the command line:
+Sentry SDK can report with (`http://<public key>@<host:port>/<id>`). The first one, the app's own
+(the local DSN), exists out of the box: `settle_local_dsn` makes it on the first start, with a key
+random per install, unless LOOKOUT_LOCAL_DSN names one. More are added from the command line:
 
     .venv/bin/python -m app.inbox.projects add "Billing service" [--host HOST:PORT]
     .venv/bin/python -m app.inbox.projects list [--host HOST:PORT]
@@ -9,6 +10,7 @@ LOOKOUT_LOCAL_DSN) exists out of the box; more are added from the command line:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
 import sys
 import time
@@ -18,9 +20,16 @@ import sqlalchemy
 from sqlalchemy import func, insert, select
 
 from app.models import InboxProject
+from app.monitoring.settings import LOCAL_PROJECT_ID, Dsn, Settings, local_dsn_with
 
 PROJECTS = InboxProject.__table__
 DEFAULT_HOST = "localhost:3000"
+LOCAL_PROJECT_NAME = "Lookout"
+
+
+def new_key() -> str:
+    """A project's public key: 32 random hex digits, as Sentry's."""
+    return secrets.token_hex(16)
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,7 @@ class Projects:
         name = name.strip()
         if not name:
             raise ValueError("A project needs a name.")
-        key = secrets.token_hex(16)
+        key = new_key()
         with self.engine.begin() as connection:
             project_id = (connection.execute(select(func.max(PROJECTS.c.id))).scalar() or 0) + 1
             connection.execute(insert(PROJECTS).values(id=project_id, name=name, public_key=key, created_at=time.time()))
@@ -53,6 +62,27 @@ class Projects:
         with self.engine.connect() as connection:
             rows = connection.execute(select(PROJECTS.c.id, PROJECTS.c.name, PROJECTS.c.public_key).order_by(PROJECTS.c.id))
             return [Project(*row) for row in rows]
+
+    def local_dsn(self) -> Dsn:
+        """This install's own local DSN: project 1's, made with a random key if it does not exist.
+        Made once: when several workers start at once, the first insert wins (the others' hit the
+        primary key, on SQLite and PostgreSQL alike) and every one reads the key that won."""
+        key = select(PROJECTS.c.public_key).where(PROJECTS.c.id == LOCAL_PROJECT_ID)
+        with contextlib.suppress(sqlalchemy.exc.IntegrityError), self.engine.begin() as connection:
+            if connection.execute(key).first() is None:
+                connection.execute(insert(PROJECTS).values(
+                    id=LOCAL_PROJECT_ID, name=LOCAL_PROJECT_NAME, public_key=new_key(), created_at=time.time()))
+        with self.engine.connect() as connection:
+            return local_dsn_with(connection.execute(key).scalar_one())
+
+
+def settle_local_dsn(settings: Settings, engine: sqlalchemy.Engine) -> Dsn:
+    """`settings.local_dsn`, filled in from the database if LOOKOUT_LOCAL_DSN did not name one (at
+    start, once migrated, and at compile time: the pages carry it)."""
+    if settings.local_dsn is None:
+        settings.settle_local_dsn(Projects(engine).local_dsn())
+    assert settings.local_dsn is not None
+    return settings.local_dsn
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,12 +1,18 @@
-"""Retention: the inbox keeps at most so many events per project, none older than so many days.
+"""Retention: the inbox keeps at most so many events per project, none older than so many days, at
+most so many issues per project, and at most so many bytes in all.
 
 Events over the count cap go from the biggest issues first (the issue with the most stored events
 loses its oldest, until it is no bigger than the next), so a flood of one error cannot push out
-the only event of another. Every issue keeps its first and its latest event whatever the caps
-say. Transactions and log lines have count and age caps of their own (oldest first); so do the
-envelopes the feeder has read (outbox rows in `inbox_read`) that no kept event is stored in, so
-local mode never fills the outbox. An envelope goes when its last kept event does, within that cap.
-An issue's event count stays what it was: it counts what happened, not what is kept.
+the only event of another. Every issue keeps its first and its latest event whatever the count and
+age caps say. Transactions and log lines have count and age caps of their own (oldest first); so do
+the envelopes the feeder has read (outbox rows in `inbox_read`) that no kept event is stored in, and
+the rows it rejected. An envelope goes when its last kept event does, within that cap. An issue's
+event count stays what it was: it counts what happened, not what is kept.
+
+Past the issue cap, the least seen issues (and among equals the longest unseen) go whole, with their
+events. Last, the byte budget (app/inbox/budget.py) takes the oldest of everything, and whole issues
+if it must, until the inbox fits: a flood of huge unique errors can fill neither the disk nor the
+outbox, whose cap counts only rows still waiting (app/monitoring/outbox.py).
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import delete, exists, func, select
 
-from app.inbox.store import EVENTS, LOGS, READ, TRANSACTIONS, chunks
-from app.monitoring.outbox import TABLE as OUTBOX
+from app.inbox.budget import InboxBudget
+from app.inbox.eviction import ISSUE_RANK, delete_issues
+from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS, chunks
+from app.monitoring.outbox import REJECTED, TABLE as OUTBOX
 from app.monitoring.settings import Settings
 
 DAY = 86400.0
@@ -32,11 +40,14 @@ class Caps:
     logs: int = 50_000  # per project
     raw_envelopes: int = 5_000  # read outbox rows no kept event is stored in, all projects
     max_age_days: float = 30.0
+    issues: int = 10_000  # per project
+    max_bytes: int = 1024 * 1024 * 1024  # everything the inbox keeps (app/inbox/budget.py)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Caps:
         return cls(settings.inbox_max_events, settings.inbox_max_transactions, settings.inbox_max_logs,
-                   settings.inbox_max_raw_envelopes, float(settings.inbox_max_age_days))
+                   settings.inbox_max_raw_envelopes, float(settings.inbox_max_age_days),
+                   settings.inbox_max_issues, settings.inbox_max_bytes)
 
 
 @dataclass
@@ -45,6 +56,9 @@ class Evicted:
     transactions: int = 0
     logs: int = 0
     raw_envelopes: int = 0
+    rejected: int = 0  # outbox rows the feeder could not read
+    issues: int = 0  # whole issues, past the issue cap or the byte budget
+    feedback: int = 0
 
 
 class Retention:
@@ -65,7 +79,31 @@ class Retention:
             evicted.transactions = self._oldest_first(connection, TRANSACTIONS, TRANSACTIONS.c.received_at, cutoff, self.caps.transactions)
             evicted.logs = self._oldest_first(connection, LOGS, LOGS.c.timestamp, cutoff, self.caps.logs)
             evicted.raw_envelopes = self._raw(connection, cutoff)
+            evicted.rejected = connection.execute(
+                delete(OUTBOX).where(OUTBOX.c.status == REJECTED, OUTBOX.c.received_at < cutoff)).rowcount or 0
+        evicted.issues = self._over_issue_cap()
+        self._within_budget(evicted)
         return evicted
+
+    def _over_issue_cap(self) -> int:
+        """Delete, per project, the issues past the cap: the least seen, then the longest unseen."""
+        with self.engine.begin() as connection:
+            counts = connection.execute(select(ISSUES.c.project_id, func.count()).group_by(ISSUES.c.project_id)).all()
+            doomed = [issue_id for project_id, count in counts if count > self.caps.issues
+                      for issue_id in connection.execute(
+                          select(ISSUES.c.id).where(ISSUES.c.project_id == project_id)
+                          .order_by(*ISSUE_RANK).limit(count - self.caps.issues)).scalars()]
+            return delete_issues(connection, doomed)
+
+    def _within_budget(self, evicted: Evicted) -> None:
+        gone = InboxBudget(self.engine, self.caps.max_bytes).enforce()
+        evicted.events += gone["events"]
+        evicted.transactions += gone["transactions"]
+        evicted.logs += gone["logs"]
+        evicted.raw_envelopes += gone["raw_envelopes"]
+        evicted.rejected += gone["rejected"]
+        evicted.feedback += gone["feedback"]
+        evicted.issues += gone["issues"]
 
     def _protected(self, connection: sqlalchemy.Connection) -> set[int]:
         """Every issue's first and latest stored event."""

@@ -5,8 +5,8 @@ them (body and content encoding), finds the project from the DSN in the header, 
 error or message event (grouped into an issue, app/inbox/grouping.py), each transaction with its
 spans, each log line and each piece of feedback, and counts session updates and client reports;
 events and transactions once per `event_id`. An event that came through the outbox is kept where
-it is, in its envelope's row (`kept_events` reads it back); so are the item types the inbox does
-not read (attachments, replays, ...).
+it is, in its envelope's row (`kept_events` in app/inbox/reading.py reads it back); so are the item
+types the inbox does not read (attachments, replays, ...).
 """
 
 from __future__ import annotations
@@ -16,39 +16,32 @@ import json
 import logging
 import time
 import uuid
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy
 from sqlalchemy import bindparam, case, insert, select, update
 
-from app.inbox import states
-from app.inbox.fields import seconds, text
-from app.inbox.grouping import group
-from app.inbox.present import tag_rows
-from app.models import (
-    InboxCount, InboxEvent, InboxFeedback, InboxIssue, InboxLog, InboxProject, InboxRead, InboxTransaction,
+from app.inbox import payloads, states
+from app.inbox.fields import cut, seconds, text
+from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
+from app.inbox.reading import InboxReader, TraceReader  # noqa: F401 (imported from here too)
+from app.inbox.tables import (  # noqa: F401 (imported from here too)
+    COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, READ, TRANSACTIONS, chunks,
 )
 from app.monitoring import encodings, envelope
-from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.settings import Dsn
 
 logger = logging.getLogger(__name__)
-PROJECTS = InboxProject.__table__
-ISSUES = InboxIssue.__table__
-EVENTS = InboxEvent.__table__
-READ = InboxRead.__table__
-TRANSACTIONS = InboxTransaction.__table__
-LOGS = InboxLog.__table__
-FEEDBACK = InboxFeedback.__table__
-COUNTS = InboxCount.__table__
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
-MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 EVENT_ITEM_TYPES = ("event",)
 COUNTED_ITEM_TYPES = ("session", "sessions", "client_report")
 READ_ITEM_TYPES = (*EVENT_ITEM_TYPES, "transaction", "log", "feedback", "user_report", *COUNTED_ITEM_TYPES)
+# Fields kept in columns, cut at Relay's limits (relay-event-schema `MaxChars`), as grouping does:
+# they are listed, filtered on and shown. A release or transaction name: 200; an environment: 64;
+# a platform, operation, status or level: 128; trace and span ids (32 and 16 hex digits): 64.
+NAME_LENGTH, ENVIRONMENT_LENGTH, ID_LENGTH = CULPRIT_LENGTH, 64, 64
 
 # The statements of the ingest path, built once: building them per call cost more than running them.
 STORED_EVENT = select(EVENTS.c.id).where(
@@ -72,14 +65,16 @@ class UnknownProject(Exception):
     """The envelope names no DSN of a project of this inbox."""
 
 
-# What keeps an envelope out of the inbox for good (so it is rejected, not retried).
+# What keeps an envelope out of the inbox for good (so it is rejected, not retried). Any other
+# exception while reading or writing one envelope is its own problem too (`_its_own_fault`).
 READ_ERRORS = (UnknownProject, envelope.EnvelopeError, encodings.DecodeError, ValueError)
 
 
 @dataclass(frozen=True)
 class Incoming:
     """An envelope as the outbox keeps it: its body, content encoding, when it arrived, and the
-    DSN it came with (for envelopes whose header names none); `row_id` is its outbox row."""
+    DSN it was accepted for (which names its project: a key changed since, by migration 0011, is
+    changed there too); `row_id` is its outbox row."""
     body: bytes
     content_encoding: str = ""
     received_at: float | None = None
@@ -149,8 +144,8 @@ class InboxStore:
 
     def ingest_envelope(self, body: bytes, content_encoding: str = "", received_at: float | None = None,
                         dsn: str | None = None) -> Ingested:
-        """Keep the envelope's events; `dsn` names the project when the envelope's header does not
-        (sentry-sdk puts none there; the outbox row records which DSN it came with)."""
+        """Keep the envelope's events; `dsn`, the DSN it was accepted for (an outbox row records it),
+        names the project, else the envelope header's does (sentry-sdk puts none there)."""
         result = self.ingest_batch([Incoming(body, content_encoding, received_at, dsn)])[0]
         if isinstance(result, Exception):
             raise result
@@ -167,7 +162,9 @@ class InboxStore:
         for incoming in batch:
             try:
                 read.append(self._read(incoming))
-            except READ_ERRORS as exc:
+            except Exception as exc:
+                if not _its_own_fault(exc):
+                    raise
                 read.append(exc)
         try:
             with self.engine.begin() as connection:
@@ -175,7 +172,9 @@ class InboxStore:
                 if then is not None:
                     then(connection, batch, results)
                 return results
-        except (sqlalchemy.exc.IntegrityError, *READ_ERRORS) as exc:
+        except Exception as exc:
+            if not _its_own_fault(exc):
+                raise
             if len(batch) > 1:
                 return [one for incoming in batch for one in self.ingest_batch([incoming], then)]
             if then is not None:
@@ -187,14 +186,14 @@ class InboxStore:
         """Parse the envelope and find its project: everything but the database writes."""
         parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
                                 MAX_ENVELOPE_BYTES)
-        project_id = self.project_for(parsed.dsn or incoming.dsn)
+        project_id = self.project_for(incoming.dsn or parsed.dsn)
         received_at = time.time() if incoming.received_at is None else incoming.received_at
         items: list[tuple[str, dict[str, Any], int | str | None]] = []
         for index, item in enumerate(parsed.items):
             if item.type not in READ_ITEM_TYPES:
                 items.append((item.type, {}, None))
                 continue
-            payload = _object(item.payload)
+            payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/inbox/payloads.py)
             kept_as: int | str | None = None
             if item.type in EVENT_ITEM_TYPES:
                 if "event_id" in payload:
@@ -239,7 +238,7 @@ class InboxStore:
         if _stored(connection, STORED_EVENT, project_id, event_id):
             return False
         grouped = group(event)
-        release = text(event.get("release"))
+        release = cut(event.get("release"), NAME_LENGTH)
         found = connection.execute(FIND_ISSUE, {"project_id": project_id, "fingerprint": grouped.fingerprint}).first()
         issue_id = found[0] if found else None
         if found is None:
@@ -256,7 +255,7 @@ class InboxStore:
         connection.execute(INSERT_EVENT, {
             "project_id": project_id, "issue_id": issue_id, "event_id": event_id, "received_at": received_at,
             "timestamp": seconds(event.get("timestamp")), "level": grouped.level,
-            "platform": text(event.get("platform")), "environment": text(event.get("environment")),
+            "platform": cut(event.get("platform"), LEVEL_LENGTH), "environment": cut(event.get("environment"), ENVIRONMENT_LENGTH),
             "release": release, "title": grouped.title, "envelope_id": None, "item_index": None, **kept,
         })
         return True
@@ -272,10 +271,10 @@ class InboxStore:
         end = seconds(event.get("timestamp")) or start
         spans = event.get("spans") if isinstance(event.get("spans"), list) else []
         connection.execute(INSERT_TRANSACTION, {
-            "project_id": project_id, "event_id": event_id, "trace_id": text(trace.get("trace_id")),
-            "span_id": text(trace.get("span_id")), "parent_span_id": text(trace.get("parent_span_id")),
-            "name": text(event.get("transaction")), "op": text(trace.get("op")), "status": text(trace.get("status")),
-            "platform": text(event.get("platform")), "start": start, "duration_ms": max(0.0, (end - start) * 1000),
+            "project_id": project_id, "event_id": event_id, "trace_id": cut(trace.get("trace_id"), ID_LENGTH),
+            "span_id": cut(trace.get("span_id"), ID_LENGTH), "parent_span_id": cut(trace.get("parent_span_id"), ID_LENGTH),
+            "name": cut(event.get("transaction"), NAME_LENGTH), "op": cut(trace.get("op"), LEVEL_LENGTH),
+            "status": cut(trace.get("status"), LEVEL_LENGTH), "platform": cut(event.get("platform"), LEVEL_LENGTH), "start": start, "duration_ms": max(0.0, (end - start) * 1000),
             "span_count": len(spans), "received_at": received_at, "payload": json.dumps(event),
         })
         return True
@@ -284,8 +283,8 @@ class InboxStore:
         items = batch.get("items") if isinstance(batch.get("items"), list) else []
         rows = [{
             "project_id": project_id, "timestamp": seconds(item.get("timestamp")) or 0.0,
-            "level": text(item.get("level")) or "info", "body": text(item.get("body")),
-            "trace_id": text(item.get("trace_id")),
+            "level": cut(item.get("level"), LEVEL_LENGTH) or "info", "body": text(item.get("body")),
+            "trace_id": cut(item.get("trace_id"), ID_LENGTH),
             "attributes": json.dumps(item.get("attributes") if isinstance(item.get("attributes"), dict) else {}),
         } for item in items if isinstance(item, dict)]
         if rows:
@@ -334,16 +333,9 @@ class InboxStore:
             return states.change(connection, issue_id, to_status, actor, in_next_release)
 
 
-
 def _stored(connection: sqlalchemy.Connection, statement: sqlalchemy.Select, project_id: int, event_id: str) -> bool:
     """Whether the project already has this event (or transaction) id (STORED_EVENT, STORED_TRANSACTION)."""
     return connection.execute(statement, {"project_id": project_id, "event_id": event_id}).first() is not None
-
-
-def chunks(ids: Sequence[int], size: int = 500) -> Iterator[Sequence[int]]:
-    """`ids` in slices of `size`, for `IN (...)` lists that stay under the drivers' parameter limits."""
-    for start in range(0, len(ids), size):
-        yield ids[start:start + size]
 
 
 def _event_id(value: Any) -> str:
@@ -370,234 +362,9 @@ def _whole(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _object(payload: bytes) -> dict[str, Any]:
-    value = json.loads(payload)
-    if not isinstance(value, dict):
-        raise envelope.EnvelopeError(400, "An item's payload is not a JSON object.")
-    return value
-
-
-ISSUE_COLUMNS = (
-    ISSUES.c.id, ISSUES.c.project_id, ISSUES.c.title, ISSUES.c.culprit, ISSUES.c.level, ISSUES.c.kind,
-    ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.first_seen, ISSUES.c.last_seen, ISSUES.c.event_count,
-    ISSUES.c.last_event_id,
-)
-
-
-class InboxReader:
-    """Read access to the inbox (the JSON API and the console pages)."""
-
-    def __init__(self, engine: sqlalchemy.Engine) -> None:
-        self.engine = engine
-
-    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0, search: str = "",
-               level: str = "", environment: str = "", release: str = "",
-               sort: str = "last_seen", project: int | None = None) -> tuple[list[dict[str, Any]], int]:
-        """Issues, most recently seen first (or most events first: `sort="count"`), and how many
-        match in all. `status` "open" means unresolved or regressed; `search` matches title or
-        culprit (case-insensitive); `environment` and `release` match issues with such an event;
-        `project` keeps one project's."""
-        condition = sqlalchemy.true() if project is None else ISSUES.c.project_id == project
-        if level:
-            condition = condition & (ISSUES.c.level == level)
-        for column, wanted in ((EVENTS.c.environment, environment), (EVENTS.c.release, release)):
-            if wanted:
-                condition = condition & ISSUES.c.id.in_(select(EVENTS.c.issue_id).where(column == wanted))
-        if status == "open":
-            condition = condition & ISSUES.c.status.in_(states.OPEN)
-        elif status:
-            condition = condition & (ISSUES.c.status == status)
-        if search.strip():
-            pattern = f"%{search.strip().lower()}%"
-            condition = condition & (sqlalchemy.func.lower(ISSUES.c.title).like(pattern)
-                                     | sqlalchemy.func.lower(ISSUES.c.culprit).like(pattern))
-        with self.engine.connect() as connection:
-            total = connection.execute(select(sqlalchemy.func.count()).select_from(ISSUES).where(condition)).scalar_one()
-            rows = connection.execute(
-                select(*ISSUE_COLUMNS).where(condition)
-                .order_by(ISSUES.c.event_count.desc() if sort == "count" else ISSUES.c.last_seen.desc(), ISSUES.c.id.desc())
-                .limit(limit).offset(offset)
-            ).mappings().all()
-        return [dict(row) for row in rows], int(total)
-
-    def issue(self, issue_id: int) -> dict[str, Any] | None:
-        with self.engine.connect() as connection:
-            row = connection.execute(select(*ISSUE_COLUMNS).where(ISSUES.c.id == issue_id)).mappings().first()
-        return dict(row) if row else None
-
-    def facets(self) -> dict[str, list[str]]:
-        """The levels, environments and releases there are to filter by, and the projects ("id · name")."""
-        with self.engine.connect() as connection:
-            return {
-                "project": [f"{i} · {name}" for i, name in connection.execute(
-                    select(PROJECTS.c.id, PROJECTS.c.name).order_by(PROJECTS.c.id))],
-                "level": sorted(connection.execute(select(ISSUES.c.level).distinct()).scalars()),
-                "environment": sorted(e for e in connection.execute(select(EVENTS.c.environment).distinct()).scalars() if e),
-                "release": sorted(r for r in connection.execute(select(EVENTS.c.release).distinct()).scalars() if r),
-            }
-
-    def latest_event(self, issue_id: int) -> dict[str, Any] | None:
-        found = self.issue_event(issue_id, 0)
-        return found[0] if found else None
-
-    def issue_event(self, issue_id: int, position: int) -> tuple[dict[str, Any], int] | None:
-        """The issue's stored event at `position` (0: the latest, 1: the one before, ...) and how
-        many it has stored."""
-        with self.engine.connect() as connection:
-            stored = connection.execute(
-                select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)
-            ).scalar_one()
-            found = kept_events(connection, connection.execute(
-                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc())
-                .limit(1).offset(max(0, position))
-            ).all())
-        return (found[0], int(stored)) if found and found[0] is not None else None
-
-    def feedback(self, issue_id: int, limit: int = 50) -> list[dict[str, Any]]:
-        """What users wrote about the issue's stored events, newest first."""
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                select(FEEDBACK.c.received_at, FEEDBACK.c.name, FEEDBACK.c.email, FEEDBACK.c.message)
-                .where(FEEDBACK.c.event_id.in_(select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id)))
-                .order_by(FEEDBACK.c.id.desc()).limit(limit)
-            ).mappings().all()
-        return [dict(row) for row in rows]
-
-    def counts(self, kind: str) -> dict[str, int]:
-        """Session updates ("session": "release|environment|status") or discards ("discarded":
-        "category|reason"), summed over projects."""
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                select(COUNTS.c.key, sqlalchemy.func.sum(COUNTS.c.count)).where(COUNTS.c.kind == kind).group_by(COUNTS.c.key)
-            ).all()
-        return {key: int(total) for key, total in rows}
-
-    def tag_breakdown(self, issue_id: int, recent: int = 500, top: int = 5) -> list[tuple[str, str]]:
-        """For each tag of the issue's `recent` latest events: its `top` values with their share,
-        as (tag, "value 60 % · other 40 %") rows."""
-        with self.engine.connect() as connection:
-            events = kept_events(connection, connection.execute(
-                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(recent)
-            ).all())
-        values: dict[str, Counter[str]] = {}
-        for event in events:
-            for key, value in tag_rows(event or {}):
-                values.setdefault(key, Counter())[value] += 1
-        rows = []
-        for key in sorted(values):
-            counted = values[key]
-            total = sum(counted.values())
-            rows.append((key, " · ".join(f"{value} {count * 100 // total} %" for value, count in counted.most_common(top))))
-        return rows
-
-    def hourly(self, issue_ids: list[int], now: float, hours: int = 24) -> dict[int, list[int]]:
-        """Stored events per hour over the last `hours`, oldest hour first, per issue."""
-        start = now - hours * 3600
-        counts = {issue_id: [0] * hours for issue_id in issue_ids}
-        if not issue_ids:
-            return counts
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                select(EVENTS.c.issue_id, EVENTS.c.received_at)
-                .where(EVENTS.c.issue_id.in_(issue_ids), EVENTS.c.received_at >= start)
-            )
-            for issue_id, received_at in rows:
-                counts[issue_id][min(hours - 1, int((received_at - start) // 3600))] += 1
-        return counts
-
-    def history(self, issue_id: int) -> list[dict[str, Any]]:
-        with self.engine.connect() as connection:
-            return states.history(connection, issue_id)
-
-    def event(self, event_id: str) -> dict[str, Any] | None:
-        """The stored event as the SDK sent it, with its issue and project."""
-        wanted = event_id.replace("-", "").lower()
-        with self.engine.connect() as connection:
-            row = connection.execute(
-                select(EVENTS.c.issue_id, EVENTS.c.project_id, EVENTS.c.received_at, *KEPT)
-                .where(EVENTS.c.event_id == wanted).order_by(EVENTS.c.id).limit(1)
-            ).first()
-            [event] = kept_events(connection, [row[3:]]) if row is not None else [None]
-        if row is None or event is None:
-            return None
-        issue_id, project_id, received_at = row[:3]
-        return {"issue_id": issue_id, "project_id": project_id, "received_at": received_at, "event": event}
-
-
-KEPT = (EVENTS.c.payload, EVENTS.c.envelope_id, EVENTS.c.item_index)  # where an event is kept
-
-
-def kept_events(connection: sqlalchemy.Connection,
-                rows: Sequence[Sequence[Any]]) -> list[dict[str, Any] | None]:
-    """The events of `rows` of KEPT, as sent: from their own payload or their envelope's outbox row
-    (None for one whose row is gone, which retention does not do while an event refers to it)."""
-    wanted = sorted({row[1] for row in rows if not row[0] and row[1] is not None})
-    envelopes: dict[int, envelope.Envelope] = {}
-    for chunk in chunks(wanted):
-        for row_id, body, encoding in connection.execute(
-            select(OUTBOX.c.id, OUTBOX.c.body, OUTBOX.c.content_encoding).where(OUTBOX.c.id.in_(chunk))
-        ):
-            envelopes[row_id] = envelope.parse(encodings.decode(body, encoding, MAX_ENVELOPE_BYTES), MAX_ENVELOPE_BYTES)
-    events: list[dict[str, Any] | None] = []
-    for payload, envelope_id, item_index in rows:
-        if payload:
-            events.append(json.loads(payload))
-        elif envelope_id in envelopes and item_index is not None and item_index < len(envelopes[envelope_id].items):
-            events.append(_object(envelopes[envelope_id].items[item_index].payload))
-        else:
-            events.append(None)
-    return events
-
-
-TRANSACTION_COLUMNS = (
-    TRANSACTIONS.c.id, TRANSACTIONS.c.event_id, TRANSACTIONS.c.trace_id, TRANSACTIONS.c.name, TRANSACTIONS.c.op,
-    TRANSACTIONS.c.status, TRANSACTIONS.c.platform, TRANSACTIONS.c.start, TRANSACTIONS.c.duration_ms,
-    TRANSACTIONS.c.span_count, TRANSACTIONS.c.received_at,
-)
-
-
-class TraceReader:
-    """Read access to transactions (traces) and log lines."""
-
-    def __init__(self, engine: sqlalchemy.Engine) -> None:
-        self.engine = engine
-
-    def transactions(self, limit: int = 50, offset: int = 0, search: str = "") -> tuple[list[dict[str, Any]], int]:
-        """Transactions, newest first, and how many match (`search`: in the name or op)."""
-        condition = sqlalchemy.true()
-        if search.strip():
-            pattern = f"%{search.strip().lower()}%"
-            condition = (sqlalchemy.func.lower(TRANSACTIONS.c.name).like(pattern)
-                         | sqlalchemy.func.lower(TRANSACTIONS.c.op).like(pattern))
-        with self.engine.connect() as connection:
-            total = connection.execute(
-                select(sqlalchemy.func.count()).select_from(TRANSACTIONS).where(condition)
-            ).scalar_one()
-            rows = connection.execute(
-                select(*TRANSACTION_COLUMNS).where(condition)
-                .order_by(TRANSACTIONS.c.id.desc()).limit(limit).offset(offset)
-            ).mappings().all()
-        return [dict(row) for row in rows], int(total)
-
-    def trace(self, trace_id: str) -> list[dict[str, Any]]:
-        """Every stored transaction of the trace, as sent (spans included), earliest first."""
-        with self.engine.connect() as connection:
-            payloads = connection.execute(
-                select(TRANSACTIONS.c.payload).where(TRANSACTIONS.c.trace_id == trace_id.lower())
-                .order_by(TRANSACTIONS.c.start)
-            ).scalars().all()
-        return [json.loads(payload) for payload in payloads]
-
-    def logs(self, limit: int = 200, level: str = "", search: str = "") -> list[dict[str, Any]]:
-        """Log lines, newest first (`level`: exactly; `search`: in the body)."""
-        condition = sqlalchemy.true()
-        if level:
-            condition = condition & (LOGS.c.level == level)
-        if search.strip():
-            condition = condition & sqlalchemy.func.lower(LOGS.c.body).like(f"%{search.strip().lower()}%")
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                select(LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
-                .where(condition).order_by(LOGS.c.id.desc()).limit(limit)
-            ).mappings().all()
-        return [dict(row) for row in rows]
+def _its_own_fault(exc: Exception) -> bool:
+    """Whether `exc`, raised while keeping one envelope, is that envelope's problem (it is set aside),
+    rather than the database's (locked, away: everything waits and is tried again)."""
+    if isinstance(exc, sqlalchemy.exc.SQLAlchemyError):
+        return isinstance(exc, (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.DataError))
+    return True

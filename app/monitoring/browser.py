@@ -1,7 +1,7 @@
 """The browser SDK: `@sentry/react`, configured from the settings and started before hydration.
 
 `browser_config` is the effective configuration: `BrowserMonitoring` (an app wrap) writes it into
-`root.jsx` once, where `browser.js` initialises the SDK with it and renders the same JSON into every
+`root.jsx` once (in local mode with the DSN key kept in the database: `compiled_settings`), where `browser.js` initialises the SDK with it and renders the same JSON into every
 page (`<script type="application/json" id="lookout-monitoring-config">`). `BrowserMonitoringPlugin`
 replaces Reflex's `entry.client.js` with `entry.client.js` here, which adds React's root error
 callbacks. Nothing in the JavaScript repeats a value of the settings.
@@ -95,7 +95,21 @@ class BrowserMonitoring(rx.Component):
         }
 
     def add_custom_code(self) -> list[str]:
-        return [init_code(SETTINGS)]
+        return [init_code(compiled_settings())]
+
+
+def compiled_settings() -> Settings:
+    """SETTINGS for the page being built: in local mode with the install's DSN key, read from the
+    database (the build runs where the backend does, on its database; migrated first, since the
+    backend may not have started on it yet)."""
+    if SETTINGS.dsn is None and SETTINGS.local_dsn is None:
+        from app import db  # here, not at the top: rxconfig.py imports this module
+        from app.inbox.projects import settle_local_dsn
+
+        engine = db.engine()
+        db.migrate(engine)
+        settle_local_dsn(SETTINGS, engine)
+    return SETTINGS
 
 
 def app_wrap(_stateful: bool) -> rx.Component | None:

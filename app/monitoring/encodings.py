@@ -1,8 +1,10 @@
 """Bounded decoding of HTTP `Content-Encoding` bodies.
 
 A request body is attacker-controlled, and compression lets a few bytes stand for gigabytes. Every
-decoder here is therefore driven in small steps and stopped as soon as its output would pass
-`max_bytes`, so the memory spent on a body is about `max_bytes` plus one step, however it inflates.
+decoder here is therefore a stream driven in small steps (its input fed in slices, its output asked
+for in steps of _STEP) and stopped as soon as its output would pass `max_bytes`, so the memory spent
+on a body is about `max_bytes` plus one step, however it inflates, and the work about proportional
+to what was decoded. `decode_start` decodes only the beginning (the envelope's header line).
 
 Each coding must be exactly one complete stream: a gzip body with a second member or trailing bytes,
 a zlib stream followed by more data, or a second zstd frame is refused as malformed. Sentry's SDKs
@@ -12,8 +14,9 @@ the body.
 
 from __future__ import annotations
 
+import itertools
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 import brotli
 import zstandard
@@ -23,7 +26,8 @@ SUPPORTED = ("gzip", "x-gzip", "deflate", "br", "zstd", "identity")
 # Stacked codings multiply the work per byte; real clients use one.
 MAX_CODINGS = 4
 
-# Output asked of zlib and brotli per step.
+# Output asked of zlib and brotli per step, and the slices the body is fed in (feeding it whole made
+# zlib copy the rest of the input on every step: seconds for a 20 MiB body).
 _STEP = 64 * 1024
 
 # zstd's streaming API cannot cap its output, so its input is fed in slices instead. A zstd block
@@ -50,11 +54,45 @@ def decode(body: bytes, content_encoding: str | None, max_bytes: int) -> bytes:
     The result never exceeds `max_bytes`; an identity body over it is refused as well, so callers
     get one limit on the decoded size whatever the encoding.
     """
-    for coding in reversed(_codings(content_encoding)):
-        body = _DECODERS[coding](body, max_bytes)
-    if len(body) > max_bytes:
-        raise _too_large(max_bytes)
-    return body
+    codings = _codings(content_encoding)
+    if not codings:
+        if len(body) > max_bytes:
+            raise _too_large(max_bytes)
+        return body
+    output = bytearray()
+    for chunk in _decoded(body, codings):
+        _append(output, chunk, max_bytes)
+    return bytes(output)
+
+
+def decode_start(body: bytes, content_encoding: str | None, max_bytes: int,
+                 enough: Callable[[bytes], bool] = lambda start: False) -> bytes:
+    """The first `max_bytes` bytes of the decoded body (all of it when shorter), decoding no further
+    than that, or than the first step after which `enough(start)` holds. Only what was decoded is
+    checked: a body corrupt further on is refused by `decode`."""
+    codings = _codings(content_encoding)
+    if not codings:
+        return body[:max_bytes]  # the body itself when it is shorter: no copy
+    start = bytearray()
+    for chunk in _decoded(body, codings):
+        start += chunk
+        if len(start) >= max_bytes or enough(bytes(start)):
+            break
+    return bytes(start[:max_bytes])
+
+
+def is_identity(content_encoding: str | None) -> bool:
+    """Whether the body is as sent, with no coding to undo (415 for an unknown one)."""
+    return not _codings(content_encoding)
+
+
+def _decoded(body: bytes, codings: list[str]) -> Iterator[bytes]:
+    """The body decoded, lazily, in steps of about _STEP bytes."""
+    view = memoryview(body)
+    chunks: Iterator[bytes] = (view[start:start + _STEP] for start in range(0, len(body), _STEP))  # type: ignore[misc]
+    for coding in reversed(codings):
+        chunks = _DECODERS[coding](chunks)
+    return chunks
 
 
 def _codings(header: str | None) -> list[str]:
@@ -86,91 +124,101 @@ def _append(output: bytearray, chunk: bytes, max_bytes: int) -> None:
     output += chunk
 
 
-def _check_trailing(coding: str, trailing: bytes) -> None:
-    if trailing:
-        raise DecodeError(
-            400,
-            f"The {coding} body has {len(trailing)} trailing byte(s) after its compressed stream.",
-        )
+def _trailing(coding: str) -> DecodeError:
+    return DecodeError(400, f"The {coding} body has trailing bytes after its compressed stream.")
 
 
 def _truncated(coding: str) -> DecodeError:
     return DecodeError(400, f"The {coding} body ends before its compressed stream is complete.")
 
 
-def _inflate(data: bytes, wbits: int, max_bytes: int, coding: str) -> bytes:
-    """Run zlib over `data`, one bounded step at a time."""
+def _inflate(chunks: Iterable[bytes], wbits: int, coding: str) -> Iterator[bytes]:
+    """Run zlib over `chunks`, one bounded step at a time."""
     decompressor = zlib.decompressobj(wbits)
-    output = bytearray()
-    pending = data
     try:
-        while not decompressor.eof:
-            chunk = decompressor.decompress(pending, _STEP)
-            _append(output, chunk, max_bytes)
-            if not chunk and len(decompressor.unconsumed_tail) == len(pending):
-                raise _truncated(coding)  # no progress: the stream needs input it will not get
-            pending = decompressor.unconsumed_tail
+        for data in chunks:
+            if decompressor.eof:
+                if data:
+                    raise _trailing(coding)
+                continue
+            pending = data
+            while not decompressor.eof:
+                chunk = decompressor.decompress(pending, _STEP)
+                progressed = chunk or len(decompressor.unconsumed_tail) != len(pending)
+                if chunk:
+                    yield chunk
+                pending = decompressor.unconsumed_tail
+                if not progressed:
+                    break  # this input is used up: the stream needs the next
+            if decompressor.unused_data:
+                raise _trailing(coding)
     except zlib.error as exc:
         raise DecodeError(400, f"The {coding} body is not valid compressed data ({exc}).") from None
-    _check_trailing(coding, decompressor.unused_data)
-    return bytes(output)
+    if not decompressor.eof:
+        raise _truncated(coding)
 
 
-def _gunzip(data: bytes, max_bytes: int) -> bytes:
-    return _inflate(data, 16 + zlib.MAX_WBITS, max_bytes, "gzip")
+def _gunzip(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    return _inflate(chunks, 16 + zlib.MAX_WBITS, "gzip")
 
 
-def _undeflate(data: bytes, max_bytes: int) -> bytes:
-    """`deflate` is zlib-wrapped by the RFC, but some clients send raw deflate, so try both."""
-    try:
-        return _inflate(data, zlib.MAX_WBITS, max_bytes, "deflate")
-    except DecodeError as wrapped:
-        if wrapped.status != 400:
-            raise
-        try:
-            return _inflate(data, -zlib.MAX_WBITS, max_bytes, "deflate")
-        except DecodeError as raw:
-            if raw.status != 400:
-                raise
-            raise DecodeError(
-                400, "The deflate body is neither a valid zlib stream nor valid raw deflate data."
-            ) from None
+def _undeflate(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """`deflate` is zlib-wrapped by the RFC, but some clients send raw deflate: a stream whose first
+    two bytes are no zlib header is read as raw deflate (RFC 1950 section 2.2's header check)."""
+    chunks = iter(chunks)
+    first = b""
+    for data in chunks:
+        first += data
+        if len(first) >= 2:
+            break
+    wrapped = len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
+    return _inflate(itertools.chain([first], chunks), zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS, "deflate")
 
 
-def _unbrotli(data: bytes, max_bytes: int) -> bytes:
+def _unbrotli(chunks: Iterable[bytes]) -> Iterator[bytes]:
     decompressor = brotli.Decompressor()
-    output = bytearray()
     try:
-        _append(output, decompressor.process(data, output_buffer_limit=_STEP), max_bytes)
-        while not decompressor.is_finished():
-            chunk = decompressor.process(b"", output_buffer_limit=_STEP)
-            if not chunk:
-                raise _truncated("br")  # no progress: the stream needs input it will not get
-            _append(output, chunk, max_bytes)
+        for data in chunks:
+            if decompressor.is_finished():
+                if data:
+                    raise _trailing("br")
+                continue
+            chunk = decompressor.process(data, output_buffer_limit=_STEP)
+            while True:
+                if chunk:
+                    yield chunk
+                if decompressor.can_accept_more_data() or decompressor.is_finished():
+                    break
+                chunk = decompressor.process(b"", output_buffer_limit=_STEP)
+        while not decompressor.is_finished() and (chunk := decompressor.process(b"", output_buffer_limit=_STEP)):
+            yield chunk  # the input is all in: what the decoder still holds
     except brotli.error:
-        # The decoder names no cause; trailing bytes after the stream also end up here.
+        # The decoder names no cause; trailing bytes within a step also end up here.
         raise DecodeError(400, "The br body is not valid brotli data.") from None
-    return bytes(output)
+    if not decompressor.is_finished():
+        raise _truncated("br")
 
 
-def _unzstd(data: bytes, max_bytes: int) -> bytes:
+def _unzstd(chunks: Iterable[bytes]) -> Iterator[bytes]:
     decompressor = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW).decompressobj()
-    output = bytearray()
-    view = memoryview(data)
-    end = 0
     try:
-        while end < len(view) and not decompressor.eof:
-            start, end = end, end + _ZSTD_SLICE
-            _append(output, decompressor.decompress(view[start:end]), max_bytes)
+        for data in chunks:
+            view = memoryview(data)
+            for start in range(0, len(view), _ZSTD_SLICE):
+                if decompressor.eof:
+                    raise _trailing("zstd")
+                chunk = decompressor.decompress(view[start:start + _ZSTD_SLICE])
+                if chunk:
+                    yield chunk
+            if decompressor.eof and decompressor.unused_data:
+                raise _trailing("zstd")
     except zstandard.ZstdError as exc:
         raise DecodeError(400, f"The zstd body is not valid zstd data ({exc}).") from None
     if not decompressor.eof:
         raise _truncated("zstd")
-    _check_trailing("zstd", decompressor.unused_data + data[end:])
-    return bytes(output)
 
 
-_DECODERS: dict[str, Callable[[bytes, int], bytes]] = {
+_DECODERS: dict[str, Callable[[Iterable[bytes]], Iterator[bytes]]] = {
     "gzip": _gunzip,
     "x-gzip": _gunzip,
     "deflate": _undeflate,

@@ -45,8 +45,20 @@ CAPPED_ITEM_TYPES = frozenset(
 )
 
 # Item types that may batch records (Relay's item containers, with an `item_count` header). As in
-# Relay, the cap applies to the average record, so a batch of many small logs is not refused.
-_CONTAINER_ITEM_TYPES = frozenset({"log", "span", "trace_metric"})
+# Relay, the cap applies here to the average record, so a batch of many small logs is not refused;
+# each record is then checked on its own (app/monitoring/containers.py), whatever `item_count` says.
+CONTAINER_ITEM_TYPES = frozenset({"log", "span", "trace_metric"})
+
+# Items per envelope. Relay caps them per type (one event, 30 attachments, 100 sessions, 100 client
+# reports, one batch of logs, ...); SDKs send a handful. One cap for all keeps the parser's work
+# proportional to what a real envelope holds.
+MAX_ITEMS = 1000
+# Records per container item, whatever its `item_count` says (SDKs flush logs and spans by 100).
+MAX_RECORDS = 1000
+# A container item's whole payload (Relay's `max_container_size`), unless the item cap is larger.
+MAX_CONTAINER_BYTES = 12 * 1024 * 1024
+# The envelope header line must end within this many bytes (it names the DSN, the SDK, the trace).
+MAX_HEADER_BYTES = 64 * 1024
 
 # JSON whitespace, skipped before each header line.
 _BLANK = re.compile(rb"[ \t\r\n]*")
@@ -79,8 +91,7 @@ class Envelope:
 
     @property
     def dsn(self) -> str | None:
-        dsn = self.headers.get("dsn")
-        return dsn if isinstance(dsn, str) else None
+        return header_dsn(self.headers)
 
     @property
     def event_id(self) -> str | None:
@@ -88,23 +99,53 @@ class Envelope:
         return event_id if isinstance(event_id, str) else None
 
 
-def parse(body: bytes, max_item_bytes: int) -> Envelope:
-    """Split `body` into its header and items; any malformed input raises `EnvelopeError`."""
+def header_dsn(headers: dict[str, object]) -> str | None:
+    dsn = headers.get("dsn")
+    return dsn if isinstance(dsn, str) else None
+
+
+def parse(body: bytes, max_item_bytes: int, max_items: int = MAX_ITEMS) -> Envelope:
+    """Split `body` into its header and items; any malformed input raises `EnvelopeError`, and so
+    does an envelope of more than `max_items` items (413), as soon as the one too many begins."""
     position = _skip_blank(body, 0)
     if position == len(body):
         raise EnvelopeError(400, "The envelope is empty.")
     line, position = _line(body, position)
-    headers = _json_object(line, "The envelope header")
-    dsn = headers.get("dsn")
-    if dsn is not None and not _is_text(dsn):
-        raise EnvelopeError(400, "The envelope header's dsn must be a string.")
+    headers = _envelope_header(line)
     items: list[Item] = []
     position = _skip_blank(body, position)
     while position < len(body):
+        if len(items) == max_items:
+            raise EnvelopeError(413, f"The envelope holds more than {max_items} items; the limit is {max_items} items.")
         item, position = _item(body, position, len(items) + 1, max_item_bytes)
         items.append(item)
         position = _skip_blank(body, position)
     return Envelope(headers, tuple(items))
+
+
+def header_line_ended(start: bytes) -> bool:
+    """Whether `start`, the beginning of a body, holds the envelope's whole header line."""
+    return b"\n" in start[_skip_blank(start, 0):]
+
+
+def read_header(start: bytes, max_bytes: int = MAX_HEADER_BYTES) -> dict[str, object]:
+    """The envelope header, read from the start of a body: its first `max_bytes` bytes (or all of
+    it, when shorter). Lets the DSN be checked before the rest is decoded or parsed."""
+    position = _skip_blank(start, 0)
+    end = start.find(b"\n", position)
+    if end < 0 and len(start) >= max_bytes:
+        raise EnvelopeError(400, f"The envelope header does not end within the body's first {max_bytes} bytes.")
+    if position == len(start):
+        raise EnvelopeError(400, "The envelope is empty.")
+    return _envelope_header(start[position:] if end < 0 else start[position:end])
+
+
+def _envelope_header(line: bytes) -> dict[str, object]:
+    headers = _json_object(line, "The envelope header")
+    dsn = headers.get("dsn")
+    if dsn is not None and not _is_text(dsn):
+        raise EnvelopeError(400, "The envelope header's dsn must be a string.")
+    return headers
 
 
 def _skip_blank(body: bytes, position: int) -> int:
@@ -161,7 +202,7 @@ def _sized_payload(body: bytes, start: int, length: object, number: int) -> tupl
 def _json_object(line: bytes, what: str) -> dict[str, object]:
     """Decode one header line, which must be a UTF-8 JSON object."""
     try:
-        value = _DECODER.decode(line.decode("utf-8"))
+        value = STRICT_JSON.decode(line.decode("utf-8"))
     except UnicodeDecodeError:
         raise EnvelopeError(400, f"{what} is not valid UTF-8.") from None
     except RecursionError:
@@ -178,8 +219,9 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON value")
 
 
-# One decoder for every header line: `json.loads` with options builds a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# One decoder for every header line (and container record): `json.loads` with options builds a new
+# one per call.
+STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _is_text(value: object) -> TypeGuard[str]:
@@ -199,7 +241,8 @@ def _check_size(
     if item_type not in CAPPED_ITEM_TYPES:
         return
     count = headers.get("item_count")
-    if item_type in _CONTAINER_ITEM_TYPES and _is_count(count):
+    if item_type in CONTAINER_ITEM_TYPES and _is_count(count):
+        _check_container(item_type, count, size, number, max(limit, MAX_CONTAINER_BYTES))
         size //= max(count, 1)
         measure = f"averages {size} bytes per record"
     else:
@@ -209,6 +252,17 @@ def _check_size(
             413,
             f"Item {number} of type {item_type!r} {measure}, "
             f"over the {limit}-byte limit for that type.",
+        )
+
+
+def _check_container(item_type: str, count: int, size: int, number: int, limit: int) -> None:
+    if count > MAX_RECORDS:
+        raise EnvelopeError(
+            413, f"Item {number} of type {item_type!r} says it holds {count} records; the limit is {MAX_RECORDS} records."
+        )
+    if size > limit:
+        raise EnvelopeError(
+            413, f"Item {number} of type {item_type!r} is {size} bytes, over the {limit}-byte limit for a batch of records."
         )
 
 

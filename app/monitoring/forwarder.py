@@ -7,6 +7,9 @@ Outcomes of one attempt, by upstream's answer:
 - 3xx, other 4xx: refused for good (redirects are never followed), the row is removed, counted and
   logged with upstream's reason.
 Rows are removed in small batches after delivery: a crash may re-send a few (at-least-once).
+Anything unexpected is logged and waited out, never fatal: an error while sending one row is a
+failed attempt of that row (retried with backoff, as a 5xx), one in a lane or in the main loop
+ends that turn, which starts again after a backoff (so a persistent fault never spins).
 
 Intake comes first: the outbox is durable, so while the tunnel is busy answering (`intake_busy`)
 a lane waits before each delivery, up to `MAX_YIELD_S`, and catches up in the gaps. Forwarding
@@ -85,6 +88,7 @@ class Forwarder:
         self._slots = asyncio.Semaphore(settings.forward_concurrency)
         self._wake = asyncio.Event()
         self._lanes: dict[str, asyncio.Task[None]] = {}
+        self._lane_failures: dict[str, int] = {}  # lanes that failed in a row, per DSN
 
     def wake(self, dsn: str | None = None) -> None:
         """Tell the forwarder rows are committed (for `dsn`). A DSN whose lane is running needs
@@ -94,20 +98,19 @@ class Forwarder:
             self._wake.set()
 
     async def run(self) -> None:
+        failed_in_a_row = 0
         try:
             while True:
                 self._wake.clear()
-                if self.lease is not None and not await anyio.to_thread.run_sync(self.lease.keep):
-                    await self._stop_lanes()  # another worker forwards (or the database is away)
-                else:
-                    try:
-                        dsns = await anyio.to_thread.run_sync(self.store.pending_dsns)
-                    except SQLAlchemyError as exc:  # the database is away: the rows wait there
-                        logger.warning("the forwarder cannot read the outbox: %s", exc)
-                        dsns = []
-                    for dsn in dsns:
-                        if dsn not in self._lanes:
-                            self._lanes[dsn] = asyncio.create_task(self._lane(dsn), name=f"lookout-lane-{dsn}")
+                try:
+                    await self._start_lanes()
+                    failed_in_a_row = 0
+                except Exception:
+                    failed_in_a_row += 1
+                    wait = backoff(failed_in_a_row, POLL_SECONDS, self.settings.retry_max_s)
+                    logger.exception("the forwarder failed unexpectedly; trying again in %.1f s", wait)
+                    await asyncio.sleep(wait)
+                    continue
                 # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives
                 # as the event is set (CPython gh-86296), and shutdown would then hang.
                 with contextlib.suppress(TimeoutError):
@@ -118,6 +121,19 @@ class Forwarder:
             if self.lease is not None:
                 await anyio.to_thread.run_sync(self.lease.release)
 
+    async def _start_lanes(self) -> None:
+        """A lane for each DSN with rows due (none without the lease)."""
+        if self.lease is not None and not await anyio.to_thread.run_sync(self.lease.keep):
+            return await self._stop_lanes()  # another worker forwards (or the database is away)
+        try:
+            dsns = await anyio.to_thread.run_sync(self.store.pending_dsns)
+        except SQLAlchemyError as exc:  # the database is away: the rows wait there
+            logger.warning("the forwarder cannot read the outbox: %s", exc)
+            dsns = []
+        for dsn in dsns:
+            if dsn not in self._lanes:
+                self._lanes[dsn] = asyncio.create_task(self._lane(dsn), name=f"lookout-lane-{dsn}")
+
     async def _stop_lanes(self) -> None:
         lanes = list(self._lanes.values())
         for lane in lanes:
@@ -126,25 +142,40 @@ class Forwarder:
 
     async def _lane(self, dsn: str) -> None:
         try:
-            target = Dsn.parse(dsn)
-            while rows := await anyio.to_thread.run_sync(self.store.next_rows, dsn, LANE_BATCH):
-                done: list[int] = []
-                due: float | None = None
-                try:
-                    for row in rows:
-                        await self._give_way()
-                        if (due := await self._deliver(target, row)) is not None:
-                            break  # keep order: nothing after a deferred row goes first
-                        done.append(row.id)
-                finally:
-                    # Shielded: a lane stopped mid-way (shutdown, the lease gone) still removes
-                    # what it delivered, or it would be sent again.
-                    await asyncio.shield(self._remove(done))
-                if due is not None:
-                    await asyncio.sleep(max(0.0, due - self.clock()))
+            await self._deliver_all(dsn)
+            self._lane_failures.pop(dsn, None)
+        except Exception as exc:
+            # The database went away, or something nobody expected: this lane rests, then the main
+            # loop starts it again (without the pause, a persistent fault would restart it in a spin).
+            failures = self._lane_failures[dsn] = self._lane_failures.get(dsn, 0) + 1
+            wait = backoff(failures, POLL_SECONDS, self.settings.retry_max_s)
+            if isinstance(exc, SQLAlchemyError):
+                logger.warning("the forwarder's lane for %s stopped (%s); again in %.1f s", dsn, exc, wait)
+            else:
+                logger.exception("the forwarder's lane for %s failed; again in %.1f s", dsn, wait)
+            await asyncio.sleep(wait)
         finally:
             del self._lanes[dsn]
             self._wake.set()  # rows may have arrived while this lane was finishing
+
+    async def _deliver_all(self, dsn: str) -> None:
+        """Deliver the DSN's rows in order until none is due."""
+        target = Dsn.parse(dsn)
+        while rows := await anyio.to_thread.run_sync(self.store.next_rows, dsn, LANE_BATCH):
+            done: list[int] = []
+            due: float | None = None
+            try:
+                for row in rows:
+                    await self._give_way()
+                    if (due := await self._deliver(target, row)) is not None:
+                        break  # keep order: nothing after a deferred row goes first
+                    done.append(row.id)
+            finally:
+                # Shielded: a lane stopped mid-way (shutdown, the lease gone) still removes
+                # what it delivered, or it would be sent again.
+                await asyncio.shield(self._remove(done))
+            if due is not None:
+                await asyncio.sleep(max(0.0, due - self.clock()))
 
     async def _remove(self, delivered: list[int]) -> None:
         """Remove delivered rows, retrying while the database is away: a row left behind would be
@@ -176,6 +207,9 @@ class Forwarder:
             async with self._slots:
                 response = await self.client.post(target.envelope_url, content=row.body, headers=headers)
         except httpx.HTTPError as exc:
+            return await self._retry(row, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # the HTTP stack failed on this row in a way nobody expected
+            logger.exception("sending envelope %s failed unexpectedly", row.id)
             return await self._retry(row, f"{type(exc).__name__}: {exc}")
         self.limits.update(row.dsn, response.status_code, response.headers)
         if response.is_success:

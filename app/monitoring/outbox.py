@@ -1,32 +1,30 @@
 """The durable outbox: envelopes are committed here before the tunnel answers 200.
 
-`OutboxStore` is the table's synchronous API (one short transaction per call). `OutboxWriter`
-batches concurrent inserts into one transaction (group commit), on the event loop or on a thread
-of its own, so many browsers posting at once cost one commit, not one each.
+`OutboxStore` is the table's synchronous API (one short transaction per call); `OutboxBudget` is
+its cap. `OutboxWriter` (app/monitoring/outbox_writer.py) batches concurrent inserts into one
+transaction (group commit), so many browsers posting at once cost one commit, not one each.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-import queue
-import threading
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
 import sqlalchemy
 from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, exists, func, insert, select, update
 
-from app.models import OutboxEnvelope
+from app.models import InboxRead, OutboxEnvelope
 
 TABLE = OutboxEnvelope.__table__
+READ = InboxRead.__table__
 PENDING = "pending"
 LOCAL = "local"
+REJECTED = "rejected"  # a local row the inbox feeder could not read (app/inbox/feeder.py), kept with the reason
 
 
 @dataclass(frozen=True)
@@ -159,6 +157,13 @@ class OutboxStore:
     def total_bytes(self) -> int:
         return sum(d["bytes"] for d in self.depth().values())
 
+    def waiting_bytes(self) -> int:
+        """The bytes of rows still waiting: to be forwarded (pending), or to be read by the inbox
+        (local, not in `inbox_read` yet). Rows the inbox has read or rejected are its own, under its
+        own budget (app/inbox/budget.py)."""
+        with self.engine.connect() as connection:
+            return int(connection.execute(_PENDING_BYTES).scalar_one()) + int(connection.execute(_UNREAD_BYTES).scalar_one())
+
     def wal_bytes(self) -> int:
         """The size of SQLite's write-ahead log file (0 for other databases)."""
         database = self.engine.url.database if self.engine.dialect.name == "sqlite" else None
@@ -170,185 +175,14 @@ class OutboxStore:
             return 0
 
 
-Waiter = tuple[dict[str, object], asyncio.Future[None]]
-# How long a commit on the event loop may wait for another writer's lock before it gives up (the
-# request is then answered 503 and the SDK sends it again). Other writers hold it for milliseconds.
-LOOP_BUSY_TIMEOUT_MS = 100
-
-
-class OutboxWriter:
-    """Group commit: `await submit(row)` returns once the row is committed (or raises why not).
-
-    Rows that arrive while a commit runs go into the next one. Where a batch is committed was
-    chosen by measurement (bench/README.md):
-
-    - on the event loop, when a commit does not wait for the disk: SQLite in WAL mode with
-      synchronous=NORMAL (the default) copies a batch into the page cache in ~0.25 ms, less than
-      the wake-ups a hand-over to a thread costs (intake was 1.3× higher, p99 a quarter lower);
-    - on a thread of its own otherwise (synchronous=FULL fsyncs every commit; other databases
-      answer over the network), which goes straight on to the next batch and wakes each batch's
-      waiters with one call into their event loop.
-
-    For SQLite, `_Checkpointer` copies the WAL into the database beside the writer.
-    """
-
-    def __init__(self, store: OutboxStore, max_batch: int = 512, on_loop: bool | None = None) -> None:
-        self.store = store
-        self.max_batch = max_batch
-        self._sqlite = store.engine.dialect.name == "sqlite"
-        self._on_loop = on_loop  # None: decided on the first submission
-        self._connection: DBAPIConnection | None = None
-        self._checkpoints: _Checkpointer | None = None
-        self._waiting: list[Waiter] = []  # on the loop: rows for the next commit
-        self._committer: asyncio.Task[None] | None = None
-        self._queue: queue.SimpleQueue[Waiter | None] = queue.SimpleQueue()  # to the thread
-        self._thread: threading.Thread | None = None
-
-    async def submit(self, row: dict[str, object]) -> None:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = loop.create_future()
-        if self._on_loop is None:
-            self._on_loop = self._commits_skip_the_disk()
-        if self._on_loop:
-            if self._committer is None or self._committer.done() or self._committer.get_loop() is not loop:
-                self._waiting = []  # any left belong to a loop that is gone
-                self._committer = loop.create_task(self._commit_on_loop(), name="lookout-outbox-writer")
-            self._waiting.append((row, done))
-        else:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run_thread, name="lookout-outbox-writer", daemon=True)
-                self._thread.start()
-            self._queue.put((row, done))
-        await done
-
-    def _commits_skip_the_disk(self) -> bool:
-        """Asked before the writer opens its own connection, whose settings depend on the answer."""
-        if not self._sqlite:
-            return False
-        with self.store.engine.connect() as connection:
-            return int(connection.exec_driver_sql("PRAGMA synchronous").scalar_one()) <= 1  # OFF or NORMAL
-
-    async def _commit_on_loop(self) -> None:
-        while self._waiting:
-            await asyncio.sleep(0)  # requests being read and parsed right now join this batch
-            batch, self._waiting = self._waiting[: self.max_batch], self._waiting[self.max_batch :]
-            _resolve([done for _, done in batch], self._commit(batch))
-
-    def _run_thread(self) -> None:
-        while (batch := self._next_batch()) is not None:
-            _settle(batch, self._commit(batch))
-
-    def _commit(self, batch: list[Waiter]) -> Exception | None:
-        """Commit `batch`; the error, if any, is every row's."""
-        try:
-            if self._connection is None:
-                self._connection = self._connect()
-            self.store.add_many([row for row, _ in batch], self._connection)
-        except Exception as exc:  # nothing of the batch is stored (the database may be away)
-            _discard(self._connection)  # a broken connection is not reused
-            self._connection = None
-            return exc if isinstance(exc, StoreFailed) else StoreFailed(str(exc))
-        return None
-
-    def _connect(self) -> DBAPIConnection:
-        connection = self.store.engine.raw_connection()
-        if self._sqlite:
-            cursor = connection.cursor()
-            # SQLite checkpoints the WAL in whichever connection commits past 1,000 pages (4 MB):
-            # that made every ~400th batch wait 10–15 ms. `_Checkpointer` does it beside the writer.
-            cursor.execute("PRAGMA wal_autocheckpoint=0")
-            if self._on_loop:
-                cursor.execute(f"PRAGMA busy_timeout={LOOP_BUSY_TIMEOUT_MS}")
-            cursor.close()
-            if self._checkpoints is None:
-                self._checkpoints = _Checkpointer(self.store.engine)
-        return connection
-
-    def _next_batch(self) -> list[Waiter] | None:
-        """The waiting rows (blocks for the first), or None once `close` asked the thread to stop."""
-        first = self._queue.get()
-        if first is None:
-            return None
-        batch = [first]
-        while len(batch) < self.max_batch:
-            try:
-                waiter = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if waiter is None:
-                self._queue.put(None)  # stop after this batch
-                break
-            batch.append(waiter)
-        return batch
-
-    async def close(self) -> None:
-        """Commit what is waiting, then let go of the connection and the checkpoints."""
-        if self._committer is not None and self._committer.get_loop() is asyncio.get_running_loop():
-            await self._committer
-        thread = self._thread
-        if thread is not None and thread.is_alive():
-            self._queue.put(None)
-            await anyio.to_thread.run_sync(thread.join)
-        _discard(self._connection)
-        self._connection = None
-        if self._checkpoints is not None:
-            self._checkpoints.stop()
-            self._checkpoints = None
-
-
-def _discard(connection: DBAPIConnection | None) -> None:
-    """Close a connection for good (not back to the pool: its settings are the writer's own)."""
-    if connection is not None:
-        with contextlib.suppress(Exception):
-            connection.invalidate()
-
-
-class _Checkpointer:
-    """Copies the SQLite WAL into the database every `interval_s`, on a connection and thread of its
-    own. A passive checkpoint never blocks the writer, which keeps appending meanwhile. Under
-    non-stop writes the WAL grows (SQLite starts it over only once a checkpoint has caught up, i.e.
-    when the writer pauses): `OutboxBudget` counts the WAL file, so a full disk budget pauses intake.
-    (Letting the writer checkpoint at a size bound instead stalled its batches for 200–400 ms.)
-    """
-
-    def __init__(self, engine: sqlalchemy.Engine, interval_s: float = 0.2) -> None:
-        self.engine, self.interval_s = engine, interval_s
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="lookout-wal-checkpoint", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stopping.wait(self.interval_s):
-            with contextlib.suppress(sqlalchemy.exc.SQLAlchemyError), self.engine.connect() as connection:
-                connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join()
-
-
-def _settle(batch: list[Waiter], error: Exception | None) -> None:
-    """Wake each batch's waiters, from the writer thread, with one call per event loop."""
-    by_loop: defaultdict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = defaultdict(list)
-    for _, done in batch:
-        by_loop[done.get_loop()].append(done)
-    for loop, waiters in by_loop.items():
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting there any more
-            loop.call_soon_threadsafe(_resolve, waiters, error)
-
-
-def _resolve(waiters: list[asyncio.Future[None]], error: Exception | None) -> None:
-    for done in waiters:
-        if done.done():  # the request was cancelled (its client left)
-            continue
-        if error is None:
-            done.set_result(None)
-        else:
-            done.set_exception(error)
+_PENDING_BYTES = select(func.coalesce(func.sum(TABLE.c.size), 0)).where(TABLE.c.status == PENDING)
+_UNREAD_BYTES = select(func.coalesce(func.sum(TABLE.c.size), 0)).where(
+    TABLE.c.status == LOCAL, ~exists().where(READ.c.outbox_id == TABLE.c.id))
 
 
 class OutboxBudget:
-    """Backpressure: is there room for `size` more bytes under the outbox cap?
+    """Backpressure: is there room for `size` more bytes under the outbox cap? The cap counts the rows
+    still waiting (`OutboxStore.waiting_bytes`), never what the inbox keeps.
 
     Summing the table on every request would cost more than the insert, so the used size is
     re-read at most every `refresh_s` and what was accepted since is added on top.
@@ -381,7 +215,7 @@ class OutboxBudget:
 
     def _disk_bytes(self) -> int:
         # The WAL counts too: it grows while the writer never pauses (see `_Checkpointer`).
-        return self.store.total_bytes() + self.store.wal_bytes()
+        return self.store.waiting_bytes() + self.store.wal_bytes()
 
     def took(self, size: int) -> None:
         self._used += size

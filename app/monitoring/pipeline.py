@@ -15,6 +15,7 @@ import sentry_sdk
 from app import db
 from app.inbox.feeder import InboxFeeder
 from app.inbox.ingest import Ingest
+from app.inbox.projects import settle_local_dsn
 from app.inbox.retention import Caps, Retention
 from app.inbox.store import InboxStore
 from app.monitoring import server
@@ -24,6 +25,7 @@ from app.monitoring.outbox import OutboxStore
 from app.monitoring.ratelimits import RateLimits
 from app.monitoring.settings import SETTINGS
 from app.monitoring.stats import TunnelStats
+from app.monitoring.supervisor import supervise
 from app.monitoring.tunnel import Tunnel
 
 limits = RateLimits()
@@ -71,11 +73,11 @@ async def run_inbox() -> AsyncIterator[None]:
     global feeder
     task = None
     if SETTINGS.dsn is None:
-        await asyncio.to_thread(inbox.ensure_project, SETTINGS.local_dsn)
+        await asyncio.to_thread(inbox.ensure_project, settle_local_dsn(SETTINGS, db.engine()))
         feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)),
                              lease=Lease(db.engine(), "inbox-feeder"))
         with sentry_sdk.isolation_scope():  # its queries are no one's breadcrumbs
-            task = asyncio.create_task(feeder.run(), name="lookout-inbox-feeder")
+            task = supervise("lookout-inbox-feeder", feeder.run)
     try:
         yield
     finally:
@@ -95,7 +97,7 @@ async def run_forwarder() -> AsyncIterator[None]:
                               lease=Lease(db.engine(), "forwarder"))
         # A scope of its own: its HTTP requests and queries must not become other events' breadcrumbs.
         with sentry_sdk.isolation_scope():
-            task = asyncio.create_task(forwarder.run(), name="lookout-forwarder")
+            task = supervise("lookout-forwarder", forwarder.run)
     try:
         yield
     finally:

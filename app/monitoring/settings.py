@@ -1,7 +1,9 @@
 """Every error-reporting constant, read from the environment once.
 
 This module is the single source of truth: the browser configuration, the backend SDK and the
-tunnel are all built from `SETTINGS`. Nothing here is repeated by hand anywhere else.
+tunnel are all built from `SETTINGS`. Nothing here is repeated by hand anywhere else. One value
+comes from the database instead: the embedded inbox's own DSN key, random per install, unless
+LOOKOUT_LOCAL_DSN names one (`Settings.local_dsn`, filled in by app/inbox/projects.py).
 """
 
 from __future__ import annotations
@@ -13,14 +15,19 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
-# The DSN of the embedded inbox, used when no SENTRY_DSN is set: the browser sends through the
-# tunnel, so its host is an identity, never contacted.
-DEFAULT_LOCAL_DSN = "http://lookout@localhost/1"
+# The embedded inbox's project when LOOKOUT_LOCAL_DSN is not set: its DSN is
+# http://<random key>@localhost/1 (`local_dsn_with`); the browser sends through the tunnel, so the
+# host is an identity, never contacted.
+LOCAL_PROJECT_ID = 1
 MIB = 1024 * 1024
 
 
 class SettingsError(ValueError):
     """An environment variable holds a value Lookout cannot use."""
+
+
+class LocalDsnUnknown(RuntimeError):
+    """The local DSN was needed before it was read from the database."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,11 @@ class Dsn:
         return f"Sentry sentry_version=7, sentry_key={self.public_key}, sentry_client=lookout-tunnel/1.0"
 
 
+def local_dsn_with(public_key: str) -> Dsn:
+    """The embedded inbox's DSN when LOOKOUT_LOCAL_DSN is not set, with this install's key."""
+    return Dsn("http", public_key, "localhost", None, "", str(LOCAL_PROJECT_ID))
+
+
 @dataclass(frozen=True)
 class Settings:
     """Error-reporting settings. Fields without an environment variable are fixed by the spec."""
@@ -79,7 +91,9 @@ class Settings:
     environment: str
     release: str | None
     tunnel_path: str
-    local_dsn: Dsn = Dsn.parse(DEFAULT_LOCAL_DSN)
+    # The DSN that names the embedded inbox: LOOKOUT_LOCAL_DSN, or (None here) this install's own,
+    # read from the database at start and at compile time (`settle_local_dsn`).
+    local_dsn: Dsn | None = None
     # Whether pages carry the browser SDK (LOOKOUT_BROWSER_MONITORING=off leaves it out).
     browser_monitoring: bool = True
     # Whether the backend process reports with sentry-sdk (LOOKOUT_SERVER_MONITORING=off: it does not).
@@ -150,7 +164,18 @@ class Settings:
     @property
     def reporting_dsn(self) -> Dsn:
         """The DSN every SDK of this app reports with: Sentry's, or the embedded inbox's."""
-        return self.dsn or self.local_dsn
+        if self.dsn is not None:
+            return self.dsn
+        if self.local_dsn is None:
+            raise LocalDsnUnknown("The local DSN's key is read from the database at start (app/inbox/projects.py); "
+                                  "nothing may report before.")
+        return self.local_dsn
+
+    def settle_local_dsn(self, dsn: Dsn) -> None:
+        """Fill in this install's own local DSN, once per process, before anything reports: the one
+        field read from the database, so it is written in place, where everything built from these
+        settings sees it."""
+        object.__setattr__(self, "local_dsn", dsn)
 
     @property
     def tunnel_dsns(self) -> frozenset[Dsn]:
@@ -176,7 +201,7 @@ class Settings:
             environment=env.get("SENTRY_ENVIRONMENT", "").strip() or "development",
             release=env.get("SENTRY_RELEASE", "").strip() or None,
             tunnel_path=tunnel_path.rstrip("/"),
-            local_dsn=Dsn.parse(env.get("LOOKOUT_LOCAL_DSN", "").strip() or DEFAULT_LOCAL_DSN),
+            local_dsn=Dsn.parse(local) if (local := env.get("LOOKOUT_LOCAL_DSN", "").strip()) else None,
             extra_tunnel_dsns=tuple(Dsn.parse(d) for d in _words(env.get("SENTRY_TUNNEL_ALLOWED_DSNS", ""))),
             tunnel_origins=tuple(o.rstrip("/") for o in _words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
             trusted_proxy_hops=_whole_number(env, "LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),

@@ -4,40 +4,35 @@
     OPTIONS {tunnel_path}     CORS for this origin and LOOKOUT_TUNNEL_ALLOWED_ORIGINS only
     GET {tunnel_path}/stats   counters and outbox depth, as JSON
 
-Order of checks: origin (403) → size of the request (413) → decoding (400/413/415) → envelope
-syntax (400/413) → DSN (403) → rate limits (429) → outbox room (503) → commit (503 if the
-database fails) → 200. Nothing is
-stored and nothing is sent upstream unless every check passed.
+Order of checks: origin (403) → the client's rate (429) → size of the request (413, 408) → the
+header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (429) → the whole
+envelope's decoding, syntax, item count and sizes (400, 413, 415; off the event loop when large,
+app/monitoring/intake.py) → Sentry's rate limits (429) → outbox room (503) → commit (503 if the
+database fails) → 200. Nothing is stored and nothing is sent upstream unless every check passed.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Callable
 
 import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.monitoring import encodings, envelope
-from app.monitoring.outbox import (
-    LOCAL, PENDING, OutboxBudget, OutboxStore, OutboxWriter, StoreFailed, new_row,
+from app.monitoring import envelope
+from app.monitoring.asgi import (
+    ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, refuse, respond, serve_lifespan,
 )
+from app.monitoring.intake import Intake
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
+from app.monitoring.outbox_writer import OutboxWriter
 from app.monitoring.ratelimits import RateLimits, category_of
 from app.monitoring.settings import Dsn, Settings, SettingsError
 from app.monitoring.stats import TunnelStats
 
 logger = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 RETRY_AFTER_WHEN_FULL = "60"
 CORS_HEADERS = [
@@ -47,105 +42,10 @@ CORS_HEADERS = [
     (b"access-control-max-age", b"86400"),
     (b"vary", b"Origin"),
 ]
-_JSON = (b"content-type", b"application/json")
-_REFUSAL_REASONS = {400: "malformed", 413: "too_large", 415: "unsupported_encoding"}
-
-
-class Refused(Exception):
-    """The request is refused: `status`, a sentence saying why, and the reason counted in stats."""
-
-    def __init__(self, status: int, message: str, reason: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.reason, self.headers = status, message, reason, headers or {}
-
-
-class ClientGone(Exception):
-    """The client disconnected before its body arrived: nothing to answer, nothing stored."""
-
-
-class Request:
-    """What the tunnel reads from an ASGI request: four headers and the body, nothing more."""
-
-    __slots__ = ("origin", "host", "content_length", "content_encoding")
-
-    def __init__(self, scope: Scope) -> None:
-        self.origin: str | None = None
-        self.host = self.content_length = self.content_encoding = ""
-        for name, value in scope["headers"]:
-            if name == b"origin":
-                self.origin = value.decode("latin-1")
-            elif name == b"host":
-                self.host = value.decode("latin-1")
-            elif name == b"content-length":
-                self.content_length = value.decode("latin-1")
-            elif name == b"content-encoding":
-                self.content_encoding = value.decode("latin-1").strip()
-
-
-async def read_body(receive: Receive, declared: str, limit: int, timeout_s: float) -> bytes:
-    """The whole request body: 413 over `limit`, 408 when it has not all arrived within `timeout_s`
-    (a client trickling a body in holds only its own request, never the others)."""
-    if declared.isdigit() and int(declared) > limit:
-        raise Refused(413, f"The request body is {declared} bytes; the limit is {limit} bytes.", "too_large")
-    try:
-        async with asyncio.timeout(timeout_s):
-            return await _read_body(receive, limit)
-    except TimeoutError:
-        raise Refused(408, f"The request body did not arrive within {timeout_s:g} s.", "body_timeout") from None
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunk = message.get("body", b"")
-        total += len(chunk)
-        if total > limit:
-            raise Refused(413, f"The request body exceeds the limit of {limit} bytes.", "too_large")
-        if not message.get("more_body", False):
-            if not chunks:
-                return chunk  # the whole body in one message: the usual case, no copy
-            chunks.append(chunk)
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-async def respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006 (never mutated)
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers],
-    })
-    await send({"type": "http.response.body", "body": body})
-
-
-async def serve_lifespan(
-    receive: Receive, send: Send, *tasks: Callable[[], contextlib.AbstractAsyncContextManager[None]]
-) -> None:
-    """ASGI's lifespan protocol: enter `tasks` in order at start-up, leave them at shutdown."""
-    async with contextlib.AsyncExitStack() as running:
-        while (message := await receive())["type"] != "lifespan.shutdown":
-            if message["type"] == "lifespan.startup":
-                for task in tasks:
-                    await running.enter_async_context(task())
-                await send({"type": "lifespan.startup.complete"})
-    await send({"type": "lifespan.shutdown.complete"})
-
-
-def unreadable(exc: encodings.DecodeError | envelope.EnvelopeError) -> Refused:
-    """The refusal of a body that does not decode or parse, counted under its reason."""
-    return Refused(exc.status, exc.message, _REFUSAL_REASONS.get(exc.status, "malformed"))
 
 
 def _forbidden_origin() -> Refused:
     return Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
-
-
-def _encoded(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
 
 
 class Tunnel:
@@ -168,8 +68,8 @@ class Tunnel:
         self.stats = stats
         self.on_commit = on_commit
         self.status = PENDING if settings.dsn else LOCAL
-        self.allowed_dsns = settings.tunnel_dsns  # computed once, checked on every request
         self.stats_path = f"{settings.tunnel_path}/stats"
+        self.intake = Intake(settings)  # the steps before storing, shared with the ingest endpoints
         self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
 
     def asgi(self, app: ASGIApp | None = None) -> ASGIApp:
@@ -199,7 +99,7 @@ class Tunnel:
             return await self.post(request, receive, send)
         if method == "OPTIONS":
             if not self._origin_allowed(request):
-                return await _refuse(send, _forbidden_origin())
+                return await refuse(send, _forbidden_origin())
             await send({"type": "http.response.start", "status": 204, "headers": self._cors(request)})
             return await send({"type": "http.response.body", "body": b""})
         return await _method_not_allowed(send, b"POST, OPTIONS")
@@ -225,30 +125,26 @@ class Tunnel:
             event_id, dsn = await self.accept(request, receive)
         except Refused as refused:
             self.stats.reject(refused.reason)
-            if refused.status == 429:
+            if refused.reason == "rate_limited":  # Sentry's limits (intake's own are "too_many_requests")
                 self.stats.rate_limited += 1
-            return await _refuse(send, refused, self._cors(request))
+            return await refuse(send, refused, self._cors(request))
         except ClientGone:
             return None
         finally:
             self.in_flight -= 1
         limited = self.limits.headers(dsn)
-        headers = self._cors(request) + _encoded(limited) if limited else self._cors(request)
+        headers = self._cors(request) + encoded(limited) if limited else self._cors(request)
         await respond(send, 200, _id_json(event_id), headers)
 
     async def accept(self, request: Request, receive: Receive) -> tuple[str | None, str]:
         """Validate and store one envelope: (its event id, its DSN), or `Refused` saying why not."""
         if not self._origin_allowed(request):
             raise _forbidden_origin()
-        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes,
-                              self.settings.body_timeout_s)
+        raw = await self.intake.body(request, receive)
         encoding = request.content_encoding
-        try:
-            decoded = encodings.decode(raw, encoding, self.settings.max_envelope_bytes)
-            parsed = envelope.parse(decoded, self.settings.max_item_bytes)
-        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
-            raise unreadable(exc) from exc
-        dsn = self._allowed_dsn(parsed.dsn)
+        dsn = self._allowed_dsn(envelope.header_dsn(self.intake.header(raw, encoding)))
+        self.intake.charge_key(dsn, len(raw))
+        parsed = await self.intake.envelope(raw, encoding)
         categories = sorted({category_of(item.type) for item in parsed.items})
         if self.status == PENDING and (wait := self.limits.retry_after(dsn, categories)) > 0:
             raise Refused(
@@ -281,6 +177,11 @@ class Tunnel:
         if self.status == LOCAL:
             self.stats.local += 1
         self.on_commit(dsn)
+
+    @property
+    def allowed_dsns(self) -> frozenset[Dsn]:
+        """Read per request: the local DSN's key comes from the database once the backend starts."""
+        return self.settings.tunnel_dsns
 
     def _allowed_dsn(self, text: str | None) -> str:
         if not text:
@@ -316,11 +217,6 @@ class Tunnel:
 def _parse_dsn(text: str) -> Dsn:
     """Every envelope of an SDK names the same DSN: parsing it once saved ~12 % of an acceptance."""
     return Dsn.parse(text)
-
-
-async def _refuse(send: Send, refused: Refused, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
-    body = json.dumps({"detail": refused.message}).encode()
-    await respond(send, refused.status, body, extra + _encoded(refused.headers))
 
 
 async def _method_not_allowed(send: Send, allow: bytes) -> None:

@@ -8,9 +8,10 @@ import sqlalchemy
 
 from app import db
 from app.inbox.store import InboxStore
-from app.monitoring.settings import DEFAULT_LOCAL_DSN, Dsn
+from app.monitoring.settings import Dsn
+from tests.conftest import LOCAL_DSN
 
-LOCAL_DSN = DEFAULT_LOCAL_DSN
+__all__ = ["LOCAL_DSN"]  # the tests' project 1 (tests/conftest.py)
 
 
 @pytest.fixture

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import time
 
+import httpx
 import pytest
-
 import sqlalchemy
 
 from app.inbox.feeder import REJECTED, InboxFeeder
 from app.inbox.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
+from app.monitoring.ratelimits import RateLimits
+from app.monitoring.settings import Dsn, Settings
+from app.monitoring.stats import TunnelStats
+from app.monitoring.tunnel import Tunnel
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
+from tests.monitoring.envelopes import build
 
 
 def local_row(body: bytes, dsn: str = LOCAL_DSN) -> dict[str, object]:
@@ -69,8 +76,6 @@ def test_a_row_that_cannot_be_read_is_set_aside_with_the_reason(inbox: InboxStor
 
 @pytest.mark.anyio
 async def test_the_running_feeder_reads_rows_and_applies_retention(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
-    import asyncio
-
     from app.inbox.retention import Caps, Retention
 
     outbox = OutboxStore(engine)
@@ -104,8 +109,6 @@ def test_a_row_the_database_refuses_does_not_sink_its_batch(inbox: InboxStore, e
 
 @pytest.mark.anyio
 async def test_the_feeder_outlives_a_database_failure_and_loses_nothing(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
-    import asyncio
-
     outbox = OutboxStore(engine)
     with engine.begin() as connection:  # the table is gone for a while: every batch fails
         connection.execute(sqlalchemy.text("alter table inbox_event rename to inbox_event_away"))
@@ -143,3 +146,96 @@ def test_an_event_is_stored_once_in_its_envelope_even_compressed(inbox: InboxSto
     assert query(inbox, "select payload, envelope_id, item_index from inbox_event") == [("", 1, 0)]
     assert InboxReader(engine).event(event["event_id"])["event"] == event
     assert InboxReader(engine).latest_event(1) == event
+
+
+# An event nested 200,000 deep: 400 KB, under the 1 MiB item cap (and < 1 KB gzipped). Python's JSON
+# decoder raised RecursionError on it, which killed the feeder on this row at every restart.
+DEEP_EVENT = b'{"exception": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+
+
+async def until(condition, timeout: float = 10) -> None:  # noqa: ANN001
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+def test_a_poison_row_is_rejected_with_the_reason_and_the_next_one_is_read(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(build(LOCAL_DSN, [("event", DEEP_EVENT)])), local_row(event_envelope(error("'after'")))])
+    feeder = InboxFeeder(outbox, inbox)
+    assert feeder.feed_once() == 2
+    [poison, after] = statuses(engine)
+    assert poison == (REJECTED, "The JSON is nested more than 128 levels deep.")
+    assert after == (READ, "") and query(inbox, "select title from inbox_issue") == [("KeyError: 'after'",)]
+
+
+@pytest.mark.parametrize("number", [b"Infinity", b"-Infinity", b"NaN", b"1e999"])
+def test_a_row_with_a_number_json_has_not_is_rejected(inbox: InboxStore, engine: sqlalchemy.Engine, number: bytes) -> None:
+    logs = b'{"items": [{"timestamp": %s, "level": "info", "body": "x"}]}' % number
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(build(LOCAL_DSN, [("log", logs)])), local_row(build(LOCAL_DSN, [("log", logs.replace(number, b"1.5"))]))])
+    InboxFeeder(outbox, inbox).feed_once()
+    [bad, good] = statuses(engine)
+    assert bad[0] == REJECTED and ("is not a JSON value" in bad[1] or "too large for a number" in bad[1])
+    assert good == (READ, "") and query(inbox, "select timestamp from inbox_log") == [(1.5,)]
+
+
+@pytest.mark.anyio
+async def test_the_running_feeder_rejects_a_poison_row_and_keeps_reading(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    outbox = OutboxStore(engine)
+    feeder = InboxFeeder(outbox, inbox, idle_s=0.05)
+    settings = dataclasses.replace(Settings.from_env({}), local_dsn=Dsn.parse(LOCAL_DSN))
+    tunnel = Tunnel(settings, outbox, RateLimits(), TunnelStats(), on_commit=feeder.wake)
+    task = asyncio.create_task(feeder.run())
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=tunnel.asgi()), base_url="http://lookout.test") as client:
+            for body in (build(LOCAL_DSN, [("event", DEEP_EVENT)]), event_envelope(error("'after'"))):
+                assert (await client.post(settings.tunnel_path, content=body)).status_code == 200
+            await until(lambda: (feeder.rejected, feeder.ingested) == (1, 1))
+            assert not task.done()
+            assert (await client.post(settings.tunnel_path, content=event_envelope(error("'later'")))).status_code == 200
+            await until(lambda: feeder.ingested == 2)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await tunnel.writer.close()
+    assert [s for s, _ in statuses(engine)] == [REJECTED, READ, READ]
+
+
+class FailingOnce(InboxStore):
+    """An inbox whose first batch fails with an error nobody expects (a test seam, not a mock)."""
+
+    failed = False
+
+    def ingest_batch(self, batch, then=None):  # noqa: ANN001, ANN201
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("something nobody expected")
+        return super().ingest_batch(batch, then)
+
+
+@pytest.mark.anyio
+async def test_the_feeder_logs_an_unexpected_error_and_goes_on(inbox: InboxStore, engine: sqlalchemy.Engine, caplog) -> None:  # noqa: ANN001
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(error("'x'")))])
+    feeder = InboxFeeder(outbox, FailingOnce(engine), idle_s=0.05)
+    task = asyncio.create_task(feeder.run())
+    try:
+        await until(lambda: feeder.ingested == 1)
+        assert not task.done() and feeder.failures == 1
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert "something nobody expected" in caplog.text and statuses(engine) == [(READ, "")]
+
+
+def test_text_no_database_can_store_is_replaced_and_the_event_kept(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    # PostgreSQL refuses NUL in text: the batch failed as if the database were away, and was tried
+    # again for ever (nothing after it was read); a lone surrogate has no UTF-8 at all.
+    event = {**error("'a\u0000b'", kind="Key\ud800Error"), "release": "r\u0000"}
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(event)), local_row(event_envelope(error("'after'")))])
+    assert InboxFeeder(outbox, inbox).feed_once() == 2
+    assert statuses(engine) == [(READ, ""), (READ, "")]
+    assert query(inbox, "select title from inbox_issue order by id") == [("Key\ufffdError: 'a\ufffdb'",), ("KeyError: 'after'",)]
+    assert query(inbox, "select release from inbox_event order by id") == [("r\ufffd",), ("",)]

@@ -83,3 +83,36 @@ def test_every_sample_gets_a_title_and_a_fingerprint(path: Path) -> None:
     assert len(grouped.fingerprint) == 64 and grouped.parts
     if grouped.kind == "error":
         assert grouped.title.split(":")[0] in json.dumps(event)  # the exception's type, from the event
+
+
+MIB = 1024 * 1024
+# Values that made the e-mail pattern scan again from each character (a run with no "@" in it):
+# 20,000 characters took ~1 s and 40,000 ~4 s before patterns were linear; 1 MiB, ~45 minutes.
+LONG_VALUES = {
+    "word": "a" * MIB,
+    "dotted": "a." * (MIB // 2),
+    "addresses": "x.y@mail.example, " * (MIB // 18),
+    "numbers": "1234 " * (MIB // 5),
+}
+
+
+@pytest.mark.parametrize("shape", LONG_VALUES)
+def test_every_value_grouping_reads_is_cut_before_it_is_normalised(shape: str) -> None:
+    value = LONG_VALUES[shape]
+    expected = normalise(value[:8192])
+    assert normalise(value) == expected and "<" not in value[:8192]  # only the first 8,192 characters count
+    assert expected == {"word": value[:8192], "dotted": value[:8192], "addresses": "<email>, " * 455 + "x.",
+                        "numbers": "<int> " * 1638 + "<int>"}[shape]
+    error_event = group({"exception": {"values": [{"type": value, "value": value}]}, "level": value})
+    assert error_event.parts[:2] == (value[:256], expected)
+    assert len(error_event.title) == 200 and len(error_event.level) == 128
+    message = group({"message": value})
+    assert message.parts == ("message", expected) and message.title == value[:8192].strip().splitlines()[0][:200]
+    assert group({"logentry": {"message": value, "formatted": value}}).parts == ("message", expected)
+    frames = {"frames": [{"module": value, "function": value, "in_app": True}]}
+    culprit = group({"exception": {"values": [{"type": "E", "value": "v", "stacktrace": frames}]}}).culprit
+    assert culprit == f"{value[:256]} in {value[:256]}"[:200]
+    assert group({"message": "m", "culprit": value}).culprit == value[:200]
+    untitled = group({"transaction": value})
+    assert untitled.parts == ("default", value[:200]) and untitled.culprit == value[:200]
+    assert group({"message": "m", "fingerprint": [value, value]}).parts == (value[:8192], value[:8192])

@@ -104,3 +104,54 @@ async def test_an_unknown_encoding_is_refused_and_counted_like_the_tunnel_counts
         answer = await client.post("/api/1/envelope/?sentry_key=lookout", content=b"x", headers={"Content-Encoding": "lzma"})
     assert answer.status_code == 415
     assert ingest.tunnel.stats.as_dict()["rejected"] == {"unsupported_encoding": 1}
+
+
+# Issue 13: the key is checked first, the heavy work is bounded, and each key has a rate ------------
+
+
+async def test_a_wrong_key_is_refused_before_the_body_is_decoded(ingest: Ingest) -> None:
+    whole = gzip.compress(build(None, [("attachment", b"a" * 100_000)]))
+    broken = whole[: len(whole) // 2]  # corrupt past its first line: decoding it all would say 400
+    async with http(ingest) as client:
+        for params in ({"sentry_key": "guess"}, None):
+            answer = await client.post("/api/1/envelope/", params=params, content=broken, headers={"Content-Encoding": "gzip"})
+            assert answer.status_code == (403 if params else 401), answer.text
+        in_header = gzip.compress(build("http://guess@lookout.example/1", [("attachment", b"a" * 100_000)]))
+        answer = await client.post("/api/1/envelope/", content=in_header[: len(in_header) // 2],
+                                   headers={"Content-Encoding": "gzip"})
+        assert answer.status_code == 403 and "has no key 'guess'" in answer.json()["detail"]
+
+
+async def test_the_store_endpoint_refuses_a_deeply_nested_event_with_a_sentence(ingest: Ingest) -> None:
+    async with http(ingest) as client:
+        answer = await client.post("/api/1/store/?sentry_key=lookout", content=b"[" * 200_000 + b"]" * 200_000)
+    assert answer.status_code in (400, 413) and answer.json()["detail"].endswith("."), answer.text
+    assert ingest.tunnel.store.depth() == {}
+
+
+async def test_the_store_endpoint_stops_decoding_past_the_item_cap(ingest: Ingest) -> None:
+    event = json.dumps({"message": "m" * (ingest.settings.max_item_bytes + 10)}).encode()
+    async with http(ingest) as client:
+        answer = await client.post("/api/1/store/?sentry_key=lookout", content=gzip.compress(event),
+                                   headers={"Content-Encoding": "gzip"})
+    assert answer.status_code == 413 and "limit" in answer.json()["detail"]
+
+
+async def test_each_project_key_has_a_rate_of_its_own(engine: sqlalchemy.Engine, inbox: InboxStore) -> None:
+    second = Dsn.parse("http://second@localhost/2")
+    inbox.ensure_project(second, "second")
+    body = build(None, [("event", json.dumps(error("'rate'")).encode())])
+    settings = dataclasses.replace(Settings.from_env({}), ingest_bytes_per_min_per_key=3 * len(body) // 2)
+    tunnel = Tunnel(settings, OutboxStore(engine), RateLimits(), TunnelStats())
+    try:
+        async with http(Ingest(tunnel, inbox)) as client:
+            statuses = [(await client.post("/api/1/envelope/?sentry_key=lookout", content=body)).status_code
+                        for _ in range(3)]
+            limited = await client.post("/api/1/envelope/?sentry_key=lookout", content=body)
+            others = [(await client.post("/api/2/envelope/?sentry_key=second", content=body)).status_code
+                      for _ in range(2)]
+    finally:
+        await tunnel.writer.close()
+    assert statuses == [200, 200, 429] and others == [200, 200]
+    assert limited.status_code == 429 and limited.headers["retry-after"].isdigit()
+    assert "this DSN" in limited.json()["detail"]

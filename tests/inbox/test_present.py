@@ -78,6 +78,25 @@ def test_iso_timestamps_as_sentry_python_sends_them_are_placed_too() -> None:
         ("handler", "500.0 ms", "0.00%"), ("select 1", "100.0 ms", "20.00%")]
 
 
+def test_a_trace_of_100000_nested_spans_is_shown_whole() -> None:
+    depth = 100_000
+    spans = [{"span_id": f"s{n}", "parent_span_id": f"s{n - 1}" if n else "root", "op": "db", "description": f"q{n}",
+              "start_timestamp": 10.0 + n / depth, "timestamp": 11.0} for n in range(depth)]
+    transaction = {"transaction": "/deep", "start_timestamp": 10.0, "timestamp": 11.0,
+                   "contexts": {"trace": {"span_id": "root"}}, "spans": spans}
+    rows = present.waterfall_rows([transaction])
+    assert len(rows) == depth + 1 and [r["label"] for r in rows[:3]] == ["/deep", "q0", "q1"]
+    assert (rows[-1]["label"], rows[-1]["indent"]) == (f"q{depth - 1}", f"{depth * 1.25:g}em")
+
+
+def test_spans_whose_parents_form_a_loop_are_still_shown_once() -> None:
+    spans = [{"span_id": "a", "parent_span_id": "b", "start_timestamp": 1.0, "timestamp": 2.0, "description": "a"},
+             {"span_id": "b", "parent_span_id": "a", "start_timestamp": 1.5, "timestamp": 2.0, "description": "b"},
+             {"span_id": "c", "parent_span_id": "c", "start_timestamp": 1.7, "timestamp": 2.0, "description": "c"}]
+    rows = present.waterfall_rows([{"contexts": [], "spans": spans}])
+    assert [(r["label"], r["indent"]) for r in rows] == [("a", "0em"), ("b", "1.25em"), ("c", "0em")]
+
+
 def test_sparkline() -> None:
     assert present.sparkline([0, 1, 2, 4]) == " ▂▄█"
     assert present.sparkline([0, 0]) == "  " and present.sparkline([]) == ""

@@ -1,15 +1,30 @@
-"""Projects beyond the first: added from the CLI, each with its own DSN, its own issues."""
+"""Projects: the app's own, with a key random per install, and more added from the CLI, each with
+its own DSN, its own issues."""
 
 from __future__ import annotations
 
-import sqlalchemy
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
 import pytest
+import sqlalchemy
+from alembic import command
 
 from app import db
 from app.inbox import projects as module
-from app.inbox.projects import Project, Projects
+from app.inbox.feeder import InboxFeeder
+from app.inbox.projects import Project, Projects, settle_local_dsn
 from app.inbox.store import InboxReader, InboxStore, UnknownProject
+from app.monitoring.outbox import LOCAL, OutboxStore, new_row
+from app.monitoring.ratelimits import RateLimits
+from app.monitoring.settings import Dsn, Settings
+from app.monitoring.stats import TunnelStats
+from app.monitoring.tunnel import Tunnel
 from tests.inbox.test_store import error, event_envelope
+from tests.monitoring.envelopes import error_event
 
 
 def test_an_added_project_gets_the_next_id_a_random_key_and_takes_its_events(inbox: InboxStore) -> None:
@@ -38,3 +53,86 @@ def test_the_cli_adds_and_lists_projects(engine: sqlalchemy.Engine, monkeypatch,
     assert module.main(["list"]) == 0
     assert capsys.readouterr().out.strip() == f"{project.id}\tMobile\thttp://{project.public_key}@localhost:3000/{project.id}"
     assert module.main(["add", ""]) == 2
+
+
+OLD_DSN = "http://lookout@localhost/1"  # every install's local DSN before migration 0011: public
+
+
+def test_each_install_gets_a_random_local_key_made_once(engine: sqlalchemy.Engine, tmp_path: Path) -> None:
+    other = db.engine(f"sqlite:///{tmp_path / 'other.db'}")
+    db.migrate(other)
+    first, second = Projects(engine).local_dsn(), Projects(other).local_dsn()
+    assert first.public_key != second.public_key and "lookout" not in (first.public_key, second.public_key)
+    assert re.fullmatch("[0-9a-f]{32}", first.public_key) and str(first) == f"http://{first.public_key}@localhost/1"
+    assert Projects(engine).local_dsn() == first  # kept in the database: the same at every start
+    assert [(p.id, p.name) for p in Projects(engine).all()] == [(1, "Lookout")]
+
+
+def test_workers_starting_at_once_agree_on_one_key(engine: sqlalchemy.Engine) -> None:
+    start = threading.Barrier(8)
+
+    def start_worker() -> str:
+        start.wait()
+        return Projects(engine).local_dsn().public_key
+
+    with ThreadPoolExecutor(8) as pool:
+        keys = list(pool.map(lambda _: start_worker(), range(8)))
+    assert len(set(keys)) == 1 and keys[0] == Projects(engine).all()[0].public_key
+
+
+@pytest.mark.anyio
+async def test_a_tunnel_on_a_fresh_database_refuses_the_old_public_key(engine: sqlalchemy.Engine) -> None:
+    settings = Settings.from_env({})
+    dsn = settle_local_dsn(settings, engine)
+    inbox = InboxStore(engine)
+    inbox.ensure_project(dsn)
+    outbox = OutboxStore(engine)
+    tunnel = Tunnel(settings, outbox, RateLimits(), TunnelStats())
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=tunnel.asgi()), base_url="http://lookout.test") as client:
+            refused = await client.post(settings.tunnel_path, content=error_event(OLD_DSN))
+            accepted = await client.post(settings.tunnel_path, content=error_event(str(dsn)))
+    finally:
+        await tunnel.writer.close()
+    assert refused.status_code == 403 and "not one this tunnel forwards for" in refused.json()["detail"]
+    assert accepted.status_code == 200
+    assert InboxFeeder(outbox, inbox).feed_once() == 1 and InboxReader(engine).issues()[1] == 1
+
+
+def at_revision_0010_with_the_old_key(path: Path) -> tuple[sqlalchemy.Engine, dict]:
+    """A database as an install made it before migration 0011: project 1 with the public key, one
+    event read into it and one envelope still waiting for the inbox."""
+    engine = db.engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        command.upgrade(db._alembic_config(connection), "0010_worker_lease")
+    inbox, outbox = InboxStore(engine), OutboxStore(engine)
+    inbox.ensure_project(Dsn.parse(OLD_DSN))
+    read, waiting = error("'read before'"), error("'waiting'")
+    outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(read, dsn=OLD_DSN), ["error"], None)])
+    assert InboxFeeder(outbox, inbox).feed_once() == 1
+    outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(waiting, dsn=OLD_DSN), ["error"], None)])
+    return engine, waiting
+
+
+def test_an_install_with_the_old_public_key_gets_a_random_one_and_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LOOKOUT_LOCAL_DSN", raising=False)
+    engine, waiting = at_revision_0010_with_the_old_key(tmp_path / "old.db")
+    db.migrate(engine)
+    [project] = Projects(engine).all()
+    assert project.id == 1 and project.public_key != "lookout" and len(project.public_key) == 32
+    assert settle_local_dsn(Settings.from_env({}), engine).public_key == project.public_key
+    inbox = InboxStore(engine)
+    assert InboxFeeder(OutboxStore(engine), inbox).feed_once() == 1  # the waiting envelope, under the new key
+    assert InboxReader(engine).event(waiting["event_id"])["project_id"] == 1
+    assert [i["title"] for i in InboxReader(engine).issues()[0]] == ["KeyError: 'waiting'", "KeyError: 'read before'"]
+    with pytest.raises(UnknownProject):
+        inbox.ingest_envelope(event_envelope(error("x"), dsn=OLD_DSN))
+
+
+def test_a_configured_local_dsn_keeps_its_key_through_the_migration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOKOUT_LOCAL_DSN", OLD_DSN)  # the operator chose it, key included
+    engine, _ = at_revision_0010_with_the_old_key(tmp_path / "old.db")
+    db.migrate(engine)
+    assert [p.public_key for p in Projects(engine).all()] == ["lookout"]

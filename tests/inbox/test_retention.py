@@ -87,3 +87,84 @@ def test_an_envelope_stays_while_a_kept_event_is_stored_in_it(inbox: InboxStore)
     assert [reader.event(e["event_id"]) is not None for e in same] == [True, False, False, True]
     assert reader.event(same[3]["event_id"])["event"] == same[3]  # read back from its envelope, as sent
     assert query(inbox, "select count(*) from outbox") == [(4,)]  # 3 events' envelopes and the unread one
+
+
+# Issue 13, item 10: the inbox has a byte budget and an issue cap, and cannot fill the outbox ------
+
+
+def big_error(name: str, size: int = 30_000) -> dict:
+    """An error with a fingerprint of its own and `size` bytes of extra data."""
+    return {**error(f"'{name}'"), "fingerprint": [name], "extra": {"blob": "x" * size}}
+
+
+def feed(outbox: OutboxStore, inbox: InboxStore, events: list[dict], at: float) -> None:
+    local_rows(outbox, [event_envelope(event) for event in events], at)
+    while InboxFeeder(outbox, inbox).feed_once():
+        pass
+
+
+def held_bytes(inbox: InboxStore) -> int:
+    """What the inbox holds in the outbox (envelopes read or rejected), by the rows' own sizes."""
+    [(size,)] = query(inbox, "select coalesce(sum(size), 0) from outbox")
+    return int(size)
+
+
+def titles(inbox: InboxStore) -> list[str]:
+    return [title for (title,) in query(inbox, "select title from inbox_issue order by id")]
+
+
+def test_past_the_issue_cap_the_oldest_least_seen_issues_go_with_their_events(inbox: InboxStore) -> None:
+    add(inbox, "'often'", 3, at=1000.0)
+    for n, name in enumerate("abcd"):  # letters: digits would be grouped as one value
+        add(inbox, f"'once {name}'", 1, at=2000.0 + n)
+    evicted = Retention(inbox.engine, Caps(issues=3)).run(now=3000.0)
+    assert evicted.issues == 2
+    assert titles(inbox) == ["KeyError: 'often'", "KeyError: 'once c'", "KeyError: 'once d'"]
+    assert query(inbox, "select count(*) from inbox_event") == [(5,)]
+
+
+def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStore) -> None:
+    """The issue's 26 POSTs of 20 MiB, scaled down: 26 envelopes of ~50 KB against a 300 KB outbox
+    cap, each read into the inbox by the feeder; then retention, then a real report."""
+    import asyncio
+    import dataclasses
+
+    from app.monitoring.ratelimits import RateLimits
+    from app.monitoring.settings import Settings
+    from app.monitoring.stats import TunnelStats
+    from app.monitoring.tunnel import Refused, Tunnel
+
+    settings = dataclasses.replace(Settings.from_env({}), outbox_max_bytes=300_000)
+    outbox = OutboxStore(inbox.engine)
+    outbox.wal_bytes = lambda: 0  # envelope bytes only (test_outbox counts the WAL)
+    feeder = InboxFeeder(outbox, inbox)
+
+    async def post(tunnel: Tunnel, event: dict) -> int:
+        tunnel.budget.refresh_s = 0  # read the outbox's size on every request
+        try:
+            await tunnel.commit(LOCAL_DSN, "", ["error"], event["event_id"], event_envelope(event))
+        except Refused as refused:
+            return refused.status
+        return 200
+
+    async def posting(events: list[dict]) -> list[int]:
+        tunnel = Tunnel(settings, outbox, RateLimits(), TunnelStats())
+        statuses = []
+        try:
+            for event in events:
+                statuses.append(await post(tunnel, event))
+                while feeder.feed_once():
+                    pass
+        finally:
+            await tunnel.writer.close()
+        return statuses
+
+    assert asyncio.run(posting([big_error(f"flood {n}", 50_000) for n in range(26)])) == [200] * 26
+    retention = Retention(inbox.engine, Caps(max_bytes=400_000))
+    retention.run()
+    assert held_bytes(inbox) <= 400_000
+    real = error("'a real report'")
+    assert asyncio.run(posting([real])) == [200]
+    retention.run()
+    assert InboxReader(inbox.engine).event(real["event_id"])["event"] == real
+    assert held_bytes(inbox) <= 400_000

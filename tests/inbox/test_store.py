@@ -175,3 +175,18 @@ def test_feedback_and_counted_items(inbox: InboxStore) -> None:
     assert [(f["name"], f["message"]) for f in reader.feedback(issue_id)][:2] == [("Bo", "same here"), ("Ann", "<b>It broke</b> when I paid")]
     assert reader.counts("session") == {"r1|prod|crashed": 2, "r1|prod|exited": 6, "r1|prod|errored": 2}
     assert reader.counts("discarded") == {"error|queue_overflow": 4}
+
+
+def test_fields_kept_in_columns_are_cut_at_relays_limits(inbox: InboxStore) -> None:
+    long = "v" * (1024 * 1024)
+    event = {**error("'long'"), "release": long, "environment": long, "platform": long}
+    transaction = {"event_id": uuid.uuid4().hex, "transaction": long, "start_timestamp": 1.0, "timestamp": 2.0,
+                   "platform": long, "contexts": {"trace": {"trace_id": long, "span_id": long, "parent_span_id": long,
+                                                            "op": long, "status": long}}}
+    logs = {"items": [{"timestamp": 1.0, "level": long, "body": "b", "trace_id": long}]}
+    inbox.ingest_envelope(build(LOCAL_DSN, [("event", json.dumps(event).encode()), ("transaction", json.dumps(transaction).encode()),
+                                            ("log", json.dumps(logs).encode())]))
+    assert query(inbox, "select length(release), length(environment), length(platform) from inbox_event") == [(200, 64, 128)]
+    assert query(inbox, "select length(name), length(trace_id), length(span_id), length(parent_span_id), length(op),"
+                        " length(status), length(platform) from inbox_transaction") == [(200, 64, 64, 64, 128, 128, 128)]
+    assert query(inbox, "select length(level), length(trace_id) from inbox_log") == [(128, 64)]

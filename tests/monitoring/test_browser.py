@@ -6,15 +6,20 @@ import json
 import re
 
 import pytest
+import sqlalchemy
 
+from app import db
+from app.inbox.projects import Projects, settle_local_dsn
 from app.monitoring import browser
 from app.monitoring.settings import Settings, SettingsError
+from tests.conftest import LOCAL_ENV
 
 
-def test_the_configuration_carries_the_spec_values_from_the_settings() -> None:
+def test_the_configuration_carries_the_spec_values_from_the_settings(engine: sqlalchemy.Engine) -> None:
     settings = Settings.from_env({"SENTRY_ENVIRONMENT": "staging", "SENTRY_RELEASE": "lookout@2"})
+    key = settle_local_dsn(settings, engine).public_key  # this install's, from its database
     config = browser.browser_config(settings)
-    assert config["dsn"] == "http://lookout@localhost/1" and config["tunnel"] == "/monitoring"
+    assert config["dsn"] == f"http://{key}@localhost/1" and config["tunnel"] == "/monitoring"
     assert (config["environment"], config["release"]) == ("staging", "lookout@2")
     assert (config["tracesSampleRate"], config["enableLogs"], config["debug"]) == (1.0, True, False)
     assert (config["maxBreadcrumbs"], config["transportBufferSize"]) == (100, 64)
@@ -30,7 +35,7 @@ def test_a_configured_dsn_and_tunnel_path_reach_the_browser() -> None:
 
 
 def test_ignore_patterns_drop_exactly_the_noise() -> None:
-    patterns = [re.compile(p) for p in browser.browser_config(Settings.from_env({}))["ignoreErrors"]]
+    patterns = [re.compile(p) for p in browser.browser_config(Settings.from_env(LOCAL_ENV))["ignoreErrors"]]
     noise = [
         "Script error", "Script error.", "Javascript error: Script error on line 0",
         "Javascript error: Script error. on line 0", "ResizeObserver loop limit exceeded",
@@ -43,16 +48,16 @@ def test_ignore_patterns_drop_exactly_the_noise() -> None:
 
 
 def test_the_json_is_safe_inside_a_script_element() -> None:
-    settings = Settings.from_env({"SENTRY_RELEASE": "</script><script>alert(1)</script>&"})
+    settings = Settings.from_env({**LOCAL_ENV, "SENTRY_RELEASE": "</script><script>alert(1)</script>&"})
     text = browser.config_json(settings)
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text)["release"] == "</script><script>alert(1)</script>&"
 
 
 def test_root_code_parses_the_same_json_and_contains_no_setting_of_its_own() -> None:
-    code = browser.init_code(Settings.from_env({}))
+    code = browser.init_code(Settings.from_env(LOCAL_ENV))
     first_line = code.splitlines()[0]
-    assert first_line == f"const LOOKOUT_MONITORING_JSON = {json.dumps(browser.config_json(Settings.from_env({})))};"
+    assert first_line == f"const LOOKOUT_MONITORING_JSON = {json.dumps(browser.config_json(Settings.from_env(LOCAL_ENV)))};"
     script = browser.INIT_JS.read_text()
     assert f"const LOOKOUT_CONFIG_ELEMENT_ID = {json.dumps(browser.CONFIG_ELEMENT_ID)};" in code
     for literal in ("1024", "3800", "15000", "30000", "bufferSize: 64", "maxBreadcrumbs: 100", browser.CONFIG_ELEMENT_ID):
@@ -92,3 +97,13 @@ def test_tracing_is_a_chunk_of_its_own_loaded_by_the_page_after_start_up() -> No
     # Reflex's hook for events sent to the backend is filled in once tracing has arrived.
     assert "window.__reflex_otel = Object.assign(window.__reflex_otel || {}" in browser.INIT_JS.read_text()
     assert f'import("$/{browser.TRACING_MODULE}")' in browser.INIT_JS.read_text()
+
+
+def test_the_page_built_carries_the_key_in_the_database(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At compile time, as `reflex run` builds the pages: the database migrated, the key read."""
+    monkeypatch.setattr(db, "engine", lambda url=None: engine)
+    monkeypatch.setattr(browser, "SETTINGS", Settings.from_env({}))
+    [code] = browser.BrowserMonitoring.create().add_custom_code()
+    [local] = [p for p in Projects(engine).all() if p.id == 1]
+    assert json.loads(json.loads(code.splitlines()[0].split(" = ", 1)[1].rstrip(";")))["dsn"] == f"http://{local.public_key}@localhost/1"
+    assert local.public_key != "lookout" and len(local.public_key) == 32

@@ -397,3 +397,46 @@ def test_generated_envelopes_round_trip(generated: tuple[bytes, dict[str, object
     assert [(i.type, i.headers, i.payload) for i in envelope.items] == [
         (item_headers["type"], item_headers, payload) for item_headers, payload in specs
     ]
+
+
+# Issue 13: bounded work for any envelope -----------------------------------------------------------
+
+
+def test_an_envelope_holds_at_most_max_items_items() -> None:
+    from app.monitoring.envelope import MAX_ITEMS
+
+    assert MAX_ITEMS == 1000
+    assert len(parse_ok(assemble({}, [({"type": "a"}, b"")] * 1000)).items) == 1000
+    error = refusal(assemble({}, [({"type": "a"}, b"")] * 1001 + [({"type": "a"}, b"")] * 5000))
+    assert error.status == 413 and "more than 1000 items; the limit is 1000 items." in error.message
+    assert parse(assemble({}, [({"type": "a"}, b"")] * 3), LIMIT, max_items=3).items  # the cap is a parameter
+    assert refusal(assemble({}, [({"type": "a"}, b"not json")] * 1001)).status == 413  # counted before parsing
+
+
+def test_a_container_says_at_most_max_records_and_is_at_most_max_container_bytes() -> None:
+    from app.monitoring.envelope import MAX_CONTAINER_BYTES, MAX_RECORDS
+
+    too_many = refusal(assemble({}, [({"type": "log", "item_count": MAX_RECORDS + 1}, b"{}")]))
+    assert too_many.status == 413 and f"the limit is {MAX_RECORDS} records" in too_many.message
+    big = b" " * (MAX_CONTAINER_BYTES + 1)
+    too_big = refusal(assemble({}, [({"type": "span", "item_count": MAX_RECORDS, "length": len(big)}, big)]))
+    assert too_big.status == 413 and f"{MAX_CONTAINER_BYTES}-byte limit for a batch" in too_big.message
+
+
+def test_the_header_is_read_from_the_start_of_a_body() -> None:
+    from app.monitoring.envelope import header_line_ended, read_header
+
+    body = b'\n\n{"dsn":"' + DSN.encode() + b'","event_id":"x"}\n{"type":"event"}\n{}'
+    assert header_line_ended(body[:40]) is False and header_line_ended(body) is True
+    assert read_header(body)["dsn"] == DSN
+    assert read_header(b'{"dsn":null}')["dsn"] is None  # a header without items, without its newline
+    for start, complaint in [
+        (b"", "The envelope is empty."),
+        (b"  \n ", "The envelope is empty."),
+        (b'{"dsn": 5}\n', "dsn must be a string"),
+        (b"[]\n", "not a JSON object"),
+        (b'{"dsn":"' + b"x" * 100, "does not end within the body's first 100 bytes"),
+    ]:
+        with pytest.raises(EnvelopeError) as caught:
+            read_header(start[:100], max_bytes=100)
+        assert caught.value.status == 400 and complaint in caught.value.message, start

@@ -19,6 +19,7 @@ from reflex_base import otel
 
 from app.monitoring import event_errors, event_tracing, server
 from app.monitoring.settings import Settings
+from tests.conftest import LOCAL_ENV
 from tests.monitoring.conftest import CapturingTransport
 from tests.monitoring.upstream import Upstream
 
@@ -33,7 +34,7 @@ ATTRIBUTES = {
 @pytest.fixture
 def traced(sentry_init) -> tuple[CapturingTransport, trace.Tracer, event_tracing.EventTransactions]:
     transport = CapturingTransport()
-    sentry_init(transport=transport, **server.server_options(Settings.from_env({})))
+    sentry_init(transport=transport, **server.server_options(Settings.from_env(LOCAL_ENV)))
     processor = event_tracing.EventTransactions()
     provider = TracerProvider()
     provider.add_span_processor(processor)

@@ -7,10 +7,11 @@ import gzip
 import json
 import logging
 
+import httpx
 import pytest
 import sqlalchemy
 
-from app.monitoring.forwarder import backoff
+from app.monitoring.forwarder import Forwarder, backoff
 from tests.monitoring.conftest import accepted, sentry_settings, until
 from tests.monitoring.envelopes import SAMPLE_PATHS, build, error_event
 from tests.monitoring.upstream import Upstream
@@ -132,3 +133,40 @@ async def test_cancel_arriving_with_a_wake_up_still_stops_the_forwarder(make_pip
         done, _ = await asyncio.wait({task}, timeout=2)
         assert done, "the forwarder ignored its cancellation"
     await forwarder.aclose()
+
+
+class FailingFirst(httpx.AsyncBaseTransport):
+    """httpx's own transport to the real upstream, except that its first request fails with an
+    error no HTTP client is expected to raise (a test seam, not a mock)."""
+
+    def __init__(self) -> None:
+        self.real = httpx.AsyncHTTPTransport()
+        self.failed = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("the HTTP stack broke in a way nobody expected")
+        return await self.real.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.real.aclose()
+
+
+async def test_an_unexpected_error_while_sending_is_logged_and_retried(make_pipeline, upstream: Upstream, caplog) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    client = httpx.AsyncClient(transport=FailingFirst(), follow_redirects=False)
+    forwarder = Forwarder(pipeline.store, pipeline.settings, pipeline.limits, pipeline.stats, client=client)
+    body = error_event(str(pipeline.settings.dsn))
+    assert (await pipeline.post(body)).status_code == 200
+    task = asyncio.create_task(forwarder.run())
+    try:
+        await until(lambda: outbox_count(pipeline) == 0)  # delivered, then removed
+        assert not task.done()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await forwarder.aclose()
+    assert [r.body for r in upstream.accepted] == [body]
+    assert (pipeline.stats.retrying, pipeline.stats.forwarded) == (1, 1)  # the failure was one attempt
+    assert "nobody expected" in caplog.text

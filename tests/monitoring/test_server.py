@@ -6,15 +6,20 @@ import logging
 
 import pytest
 import sentry_sdk
+import sqlalchemy
 
-from app.monitoring import server
+from app.inbox.projects import settle_local_dsn
+from app.monitoring import browser, server
 from app.monitoring.settings import Settings
+from tests.conftest import LOCAL_ENV
 from tests.monitoring.conftest import CapturingTransport
 
 
-def test_options_come_from_the_same_settings_as_the_browser() -> None:
-    options = server.server_options(Settings.from_env({"SENTRY_ENVIRONMENT": "staging", "SENTRY_RELEASE": "r1"}))
-    assert options["dsn"] == "http://lookout@localhost/1"  # the local inbox, like the browser
+def test_options_come_from_the_same_settings_as_the_browser(engine: sqlalchemy.Engine) -> None:
+    settings = Settings.from_env({"SENTRY_ENVIRONMENT": "staging", "SENTRY_RELEASE": "r1"})
+    key = settle_local_dsn(settings, engine).public_key  # this install's, from its database
+    options = server.server_options(settings)
+    assert options["dsn"] == f"http://{key}@localhost/1" == browser.browser_config(settings)["dsn"]  # the local inbox
     assert (options["environment"], options["release"]) == ("staging", "r1")
     assert options["traces_sample_rate"] == 1.0 and options["enable_logs"] is True and options["debug"] is False
     assert (options["max_breadcrumbs"], options["transport_queue_size"]) == (100, 64)
@@ -32,7 +37,7 @@ def test_transactions_on_the_not_found_route_are_dropped() -> None:
 @pytest.fixture
 def capturing(sentry_init) -> CapturingTransport:
     transport = CapturingTransport()
-    settings = Settings.from_env({})
+    settings = Settings.from_env(LOCAL_ENV)
     sentry_init(transport=transport, **server.server_options(settings))
     server.configure_logging(settings)
     return transport

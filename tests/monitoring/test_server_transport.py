@@ -14,6 +14,7 @@ from app.monitoring import server
 from app.monitoring.outbox import LOCAL, PENDING, OutboxStore
 from app.monitoring.server_transport import OutboxTransport
 from app.monitoring.settings import Settings
+from tests.conftest import LOCAL_ENV
 from tests.e2e.captured import parse_envelope
 from tests.monitoring.conftest import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
@@ -34,7 +35,7 @@ def start_sdk(sentry_init, settings: Settings, transport_for) -> OutboxTransport
 
 
 def test_local_mode_commits_each_envelope_as_an_inbox_row(sentry_init, engine: sqlalchemy.Engine) -> None:
-    settings = Settings.from_env({})
+    settings = Settings.from_env(LOCAL_ENV)
     transport = start_sdk(sentry_init, settings, lambda o: OutboxTransport(o, OutboxStore(engine), True, 10**9))
     event_id = sentry_sdk.capture_message("Lookout test: from the server")
     sentry_sdk.flush(5)
@@ -55,7 +56,7 @@ def test_the_queue_holds_transport_queue_size_envelopes_and_counts_what_it_drops
             release.wait(10)
             super().add_many(rows, connection)
 
-    settings = Settings.from_env({})
+    settings = Settings.from_env(LOCAL_ENV)
     transport = start_sdk(
         sentry_init, settings, lambda o: OutboxTransport({**o, "transport_queue_size": 3}, SlowStore(engine), True, 10**9)
     )
@@ -69,7 +70,7 @@ def test_the_queue_holds_transport_queue_size_envelopes_and_counts_what_it_drops
 
 
 def test_an_outbox_over_its_cap_takes_nothing_more(sentry_init, engine: sqlalchemy.Engine) -> None:
-    settings = Settings.from_env({})
+    settings = Settings.from_env(LOCAL_ENV)
     transport = start_sdk(sentry_init, settings, lambda o: OutboxTransport(o, OutboxStore(engine), True, 100))
     sentry_sdk.capture_message("Lookout test: no room")
     sentry_sdk.flush(5)

@@ -2,7 +2,7 @@ import logging
 
 import pytest
 
-from app.monitoring.settings import Dsn, Settings, SettingsError
+from app.monitoring.settings import Dsn, LocalDsnUnknown, Settings, SettingsError, local_dsn_with
 
 
 def test_dsn_parts_and_round_trip() -> None:
@@ -64,6 +64,16 @@ def test_environment_overrides() -> None:
     assert settings.route_load_timeout_ms == 5000
 
 
+def test_the_local_dsn_is_the_configured_one_or_comes_from_the_database() -> None:
+    assert Settings.from_env({"LOOKOUT_LOCAL_DSN": "http://k@inbox.example/3"}).reporting_dsn == Dsn.parse("http://k@inbox.example/3")
+    settings = Settings.from_env({})
+    assert settings.local_dsn is None  # no fixed default key: this install's is read from its database
+    with pytest.raises(LocalDsnUnknown, match="read from the database at start"):
+        settings.reporting_dsn  # noqa: B018 (nothing may report with a key not read yet)
+    settings.settle_local_dsn(local_dsn_with("f" * 32))
+    assert str(settings.reporting_dsn) == f"http://{'f' * 32}@localhost/1" and "f" * 32 in str(settings.tunnel_dsns)
+
+
 @pytest.mark.parametrize("path", ["monitoring", "/", "/a?b=1"])
 def test_bad_tunnel_path_is_refused(path: str) -> None:
     with pytest.raises(SettingsError, match="LOOKOUT_TUNNEL_PATH"):
@@ -105,3 +115,21 @@ def test_the_public_url_is_optional_and_must_be_a_url() -> None:
     for bad in ("lookout.example.com", "ftp://lookout.example.com", "https://", "https://x.example:port", "https://x.example/?a=1"):
         with pytest.raises(SettingsError, match="LOOKOUT_PUBLIC_URL .* must be the URL users open"):
             Settings.from_env({"LOOKOUT_PUBLIC_URL": bad})
+
+
+def test_intake_rates_and_inbox_budget_come_from_the_environment() -> None:
+    from app.inbox.retention import Caps
+
+    defaults = Settings.from_env({})
+    assert (defaults.ingest_bytes_per_min_per_client, defaults.ingest_bytes_per_min_per_key) == (256 * 2**20, 2**30)
+    assert (Caps.from_settings(defaults).issues, Caps.from_settings(defaults).max_bytes) == (10_000, 2**30)
+    settings = Settings.from_env({
+        "LOOKOUT_INGEST_BYTES_PER_MIN_PER_CLIENT": "0", "LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY": "5000",
+        "LOOKOUT_INBOX_MAX_ISSUES": "20", "LOOKOUT_INBOX_MAX_BYTES": "1000000",
+    })
+    assert (settings.ingest_bytes_per_min_per_client, settings.ingest_bytes_per_min_per_key) == (0, 5000)  # 0: off
+    assert (Caps.from_settings(settings).issues, Caps.from_settings(settings).max_bytes) == (20, 1_000_000)
+    with pytest.raises(SettingsError, match="LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY '-1' must be a whole number"):
+        Settings.from_env({"LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY": "-1"})
+    with pytest.raises(SettingsError, match="LOOKOUT_INBOX_MAX_BYTES '0' must be a positive whole number"):
+        Settings.from_env({"LOOKOUT_INBOX_MAX_BYTES": "0"})

@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy
 
 from app.monitoring.settings import Settings
+from tests.conftest import LOCAL_ENV
 from tests.monitoring.conftest import accepted, sentry_settings, until
 from tests.monitoring.envelopes import build, error_event
 from tests.monitoring.upstream import Upstream
@@ -36,7 +37,7 @@ async def test_accepted_envelope_is_committed_before_the_answer(make_pipeline, u
 
 
 async def test_local_mode_keeps_envelopes_for_the_inbox(make_pipeline) -> None:
-    settings = Settings.from_env({})
+    settings = Settings.from_env(LOCAL_ENV)
     pipeline = await make_pipeline(settings)
     response = await pipeline.post(error_event(str(settings.local_dsn)))
     assert response.status_code == 200
@@ -84,13 +85,13 @@ async def test_extra_allowed_dsns_pass(make_pipeline, upstream: Upstream) -> Non
     [
         (b"", 400, ""),
         (b"not json\n", 400, ""),
-        (b'{"dsn": "x"}\n{"type": "event", "length": 99}\nshort', 400, ""),
+        (b'{"dsn": "{dsn}"}\n{"type": "event", "length": 99}\nshort', 400, ""),
         (b'{"dsn": "x"}\r\n{"type": "event"}\r\n{}\r\n', None, ""),  # decided by the parser's CRLF rule
     ],
 )
 async def test_malformed_envelopes_are_400_and_nothing_is_stored(make_pipeline, upstream, body, status, words) -> None:
     pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
-    response = await pipeline.post(body)
+    response = await pipeline.post(body.replace(b"{dsn}", str(pipeline.settings.dsn).encode()))
     assert response.status_code in ({status} if status else {400, 403})
     assert response.json()["detail"].endswith(".")
     assert rows(pipeline) == []
@@ -207,20 +208,88 @@ async def test_refusals_carry_no_cors_grant_for_foreign_origins(make_pipeline, u
     assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
 
 
-async def test_a_trickling_body_is_answered_408_when_its_time_is_up() -> None:
-    import asyncio
+# Issue 13: nothing a client sends freezes or fills the tunnel -------------------------------------
 
-    from app.monitoring.tunnel import Refused, read_body
 
-    async def receive() -> dict:
-        if not sent:
-            sent.append(1)
-            return {"type": "http.request", "body": b"{", "more_body": True}
-        await asyncio.sleep(60)  # the rest never comes
-        return {"type": "http.request", "body": b"", "more_body": False}
+async def test_the_dsn_is_checked_on_the_header_line_before_the_body_is_decoded(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    foreign = f"http://public@evil.example:{upstream.port}/42"
+    whole = gzip.compress(build(foreign, [("attachment", b"a" * 100_000)]))
+    broken = whole[: len(whole) // 2]  # a body whose end is corrupt: only its first line is read
+    response = await pipeline.post(broken, **{"Content-Encoding": "gzip"})
+    assert response.status_code == 403 and "DSN" in response.json()["detail"]
+    allowed = gzip.compress(build(str(pipeline.settings.dsn), [("attachment", b"a" * 100_000)]))
+    assert (await pipeline.post(allowed[: len(allowed) // 2], **{"Content-Encoding": "gzip"})).status_code == 400
+    assert rows(pipeline) == []
 
-    sent: list[int] = []
-    with pytest.raises(Refused) as refused:
-        await read_body(receive, "100", 1000, timeout_s=0.2)
-    assert (refused.value.status, refused.value.reason) == (408, "body_timeout")
-    assert "did not arrive within 0.2 s" in refused.value.message
+
+async def test_an_envelope_of_more_than_1000_items_is_413(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    dsn = str(pipeline.settings.dsn)
+    refused = await pipeline.post(build(dsn, [("attachment", b"x")] * 1001))
+    assert refused.status_code == 413 and "1000 items" in refused.json()["detail"]
+    assert (await pipeline.post(build(dsn, [("attachment", b"x")] * 1000))).status_code == 200
+    assert len(rows(pipeline)) == 1 and pipeline.stats.rejected["too_large"] == 1
+
+
+def log_batch(*bodies: str, item_count: int | None = None) -> tuple[dict[str, object], bytes]:
+    payload = json.dumps({"items": [{"timestamp": 1.0, "level": "info", "body": b} for b in bodies]}).encode()
+    count = len(bodies) if item_count is None else item_count
+    return {"type": "log", "length": len(payload), "item_count": count,
+            "content_type": "application/vnd.sentry.items.log+json"}, payload
+
+
+async def test_each_log_line_is_capped_whatever_item_count_says(make_pipeline, upstream) -> None:
+    from tests.monitoring.envelopes import assemble
+
+    pipeline = await make_pipeline(sentry_settings(upstream, max_item_bytes=1024), forward=False)
+    header = {"dsn": str(pipeline.settings.dsn)}
+    # One 5 KB line in a batch that claims 1000 lines: 5 bytes a line on average, but one line is 5 KB.
+    refused = await pipeline.post(assemble(header, [log_batch("x" * 5000, item_count=1000)]))
+    assert refused.status_code == 413
+    assert "Record 1 of item 1" in refused.json()["detail"] and "1024-byte limit" in refused.json()["detail"]
+    assert (await pipeline.post(assemble(header, [log_batch("short", "lines")]))).status_code == 200
+    assert len(rows(pipeline)) == 1
+
+
+async def test_a_log_item_holds_at_most_1000_lines(make_pipeline, upstream) -> None:
+    from tests.monitoring.envelopes import assemble
+
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    header = {"dsn": str(pipeline.settings.dsn)}
+    for claimed in (1001, 1):  # the count is read from the records, not from the header
+        refused = await pipeline.post(assemble(header, [log_batch(*["l"] * 1001, item_count=claimed)]))
+        assert refused.status_code == 413 and "1000 records" in refused.json()["detail"], refused.text
+    assert (await pipeline.post(assemble(header, [log_batch(*["l"] * 1000)]))).status_code == 200
+
+
+async def test_a_client_past_its_rate_is_answered_429_with_retry_after(make_pipeline, upstream) -> None:
+    body_size = len(error_event("http://public@127.0.0.1:1/42"))
+    # A request is let in while the client's minute is not spent, then charged: 2.5 bodies' worth
+    # lets three in (the third overdraws), and the fourth waits.
+    settings = sentry_settings(upstream, ingest_bytes_per_min_per_client=5 * body_size // 2)
+    pipeline = await make_pipeline(settings, forward=False)
+    dsn = str(settings.dsn)
+    statuses = [(await pipeline.post(error_event(dsn))).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    limited = await pipeline.post(error_event(dsn))
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert "this client" in limited.json()["detail"]
+    # Another client, behind the proxy on this machine, has a rate of its own.
+    other = await pipeline.post(error_event(dsn), **{"X-Forwarded-For": "192.0.2.7"})
+    assert other.status_code == 200
+    assert len(rows(pipeline)) == 4 and pipeline.stats.rejected["too_many_requests"] == 2
+
+
+async def test_each_dsn_has_a_rate_of_its_own(make_pipeline, upstream) -> None:
+    from app.monitoring.settings import Dsn
+
+    other = Dsn.parse(f"http://second@127.0.0.1:{upstream.port}/7")
+    body_size = len(error_event(str(other)))
+    settings = sentry_settings(upstream, extra_tunnel_dsns=(other,), ingest_bytes_per_min_per_key=3 * body_size // 2)
+    pipeline = await make_pipeline(settings, forward=False)
+    first = [(await pipeline.post(error_event(str(settings.dsn)))).status_code for _ in range(3)]
+    assert first == [200, 200, 429]
+    limited = await pipeline.post(error_event(str(settings.dsn)))
+    assert "this DSN" in limited.json()["detail"] and limited.headers["retry-after"].isdigit()
+    assert [(await pipeline.post(error_event(str(other)))).status_code for _ in range(2)] == [200, 200]

@@ -14,9 +14,10 @@ from app.monitoring.ratelimits import RateLimits
 from app.monitoring.settings import Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from tests.conftest import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 
-SETTINGS = Settings.from_env({})
+SETTINGS = Settings.from_env(LOCAL_ENV)
 LOCAL = str(SETTINGS.local_dsn)
 
 

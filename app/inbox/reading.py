@@ -1,0 +1,272 @@
+"""Reading the inbox back, for the JSON API and the console pages: issues and their events
+(`InboxReader`), transactions and log lines (`TraceReader`).
+
+An event is read back as the SDK sent it: from its own row, or from its envelope's outbox row
+(`kept_events`). Whatever is stored is read with the same strictness as at ingest
+(app/inbox/payloads.py), and one that cannot be read is that event's problem only (None, logged),
+never the page's: the database may hold rows from before a limit, or edited by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy
+from sqlalchemy import select
+
+from app.inbox import payloads, states
+from app.inbox.fields import seconds
+from app.inbox.present import tag_rows
+from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
+from app.monitoring import encodings, envelope
+from app.monitoring.outbox import TABLE as OUTBOX
+
+logger = logging.getLogger(__name__)
+# What an outbox row that cannot be read back raises.
+UNREADABLE_ENVELOPE = (envelope.EnvelopeError, encodings.DecodeError, ValueError)
+
+
+ISSUE_COLUMNS = (
+    ISSUES.c.id, ISSUES.c.project_id, ISSUES.c.title, ISSUES.c.culprit, ISSUES.c.level, ISSUES.c.kind,
+    ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.first_seen, ISSUES.c.last_seen, ISSUES.c.event_count,
+    ISSUES.c.last_event_id,
+)
+
+
+class InboxReader:
+    """Read access to the inbox (the JSON API and the console pages)."""
+
+    def __init__(self, engine: sqlalchemy.Engine) -> None:
+        self.engine = engine
+
+    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0, search: str = "",
+               level: str = "", environment: str = "", release: str = "",
+               sort: str = "last_seen", project: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """Issues, most recently seen first (or most events first: `sort="count"`), and how many
+        match in all. `status` "open" means unresolved or regressed; `search` matches title or
+        culprit (case-insensitive); `environment` and `release` match issues with such an event;
+        `project` keeps one project's."""
+        condition = sqlalchemy.true() if project is None else ISSUES.c.project_id == project
+        if level:
+            condition = condition & (ISSUES.c.level == level)
+        for column, wanted in ((EVENTS.c.environment, environment), (EVENTS.c.release, release)):
+            if wanted:
+                condition = condition & ISSUES.c.id.in_(select(EVENTS.c.issue_id).where(column == wanted))
+        if status == "open":
+            condition = condition & ISSUES.c.status.in_(states.OPEN)
+        elif status:
+            condition = condition & (ISSUES.c.status == status)
+        if search.strip():
+            pattern = f"%{search.strip().lower()}%"
+            condition = condition & (sqlalchemy.func.lower(ISSUES.c.title).like(pattern)
+                                     | sqlalchemy.func.lower(ISSUES.c.culprit).like(pattern))
+        with self.engine.connect() as connection:
+            total = connection.execute(select(sqlalchemy.func.count()).select_from(ISSUES).where(condition)).scalar_one()
+            rows = connection.execute(
+                select(*ISSUE_COLUMNS).where(condition)
+                .order_by(ISSUES.c.event_count.desc() if sort == "count" else ISSUES.c.last_seen.desc(), ISSUES.c.id.desc())
+                .limit(limit).offset(offset)
+            ).mappings().all()
+        return [dict(row) for row in rows], int(total)
+
+    def issue(self, issue_id: int) -> dict[str, Any] | None:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(*ISSUE_COLUMNS).where(ISSUES.c.id == issue_id)).mappings().first()
+        return dict(row) if row else None
+
+    def facets(self) -> dict[str, list[str]]:
+        """The levels, environments and releases there are to filter by, and the projects ("id · name")."""
+        with self.engine.connect() as connection:
+            return {
+                "project": [f"{i} · {name}" for i, name in connection.execute(
+                    select(PROJECTS.c.id, PROJECTS.c.name).order_by(PROJECTS.c.id))],
+                "level": sorted(connection.execute(select(ISSUES.c.level).distinct()).scalars()),
+                "environment": sorted(e for e in connection.execute(select(EVENTS.c.environment).distinct()).scalars() if e),
+                "release": sorted(r for r in connection.execute(select(EVENTS.c.release).distinct()).scalars() if r),
+            }
+
+    def latest_event(self, issue_id: int) -> dict[str, Any] | None:
+        found = self.issue_event(issue_id, 0)
+        return found[0] if found else None
+
+    def issue_event(self, issue_id: int, position: int) -> tuple[dict[str, Any], int] | None:
+        """The issue's stored event at `position` (0: the latest, 1: the one before, ...) and how
+        many it has stored."""
+        with self.engine.connect() as connection:
+            stored = connection.execute(
+                select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)
+            ).scalar_one()
+            found = kept_events(connection, connection.execute(
+                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc())
+                .limit(1).offset(max(0, position))
+            ).all())
+        return (found[0], int(stored)) if found and found[0] is not None else None
+
+    def feedback(self, issue_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        """What users wrote about the issue's stored events, newest first."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(FEEDBACK.c.received_at, FEEDBACK.c.name, FEEDBACK.c.email, FEEDBACK.c.message)
+                .where(FEEDBACK.c.event_id.in_(select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id)))
+                .order_by(FEEDBACK.c.id.desc()).limit(limit)
+            ).mappings().all()
+        return [dict(row) for row in rows]
+
+    def counts(self, kind: str) -> dict[str, int]:
+        """Session updates ("session": "release|environment|status") or discards ("discarded":
+        "category|reason"), summed over projects."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(COUNTS.c.key, sqlalchemy.func.sum(COUNTS.c.count)).where(COUNTS.c.kind == kind).group_by(COUNTS.c.key)
+            ).all()
+        return {key: int(total) for key, total in rows}
+
+    def tag_breakdown(self, issue_id: int, recent: int = 500, top: int = 5) -> list[tuple[str, str]]:
+        """For each tag of the issue's `recent` latest events: its `top` values with their share,
+        as (tag, "value 60 % · other 40 %") rows."""
+        with self.engine.connect() as connection:
+            events = kept_events(connection, connection.execute(
+                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(recent)
+            ).all())
+        values: dict[str, Counter[str]] = {}
+        for event in events:
+            for key, value in tag_rows(event or {}):
+                values.setdefault(key, Counter())[value] += 1
+        rows = []
+        for key in sorted(values):
+            counted = values[key]
+            total = sum(counted.values())
+            rows.append((key, " · ".join(f"{value} {count * 100 // total} %" for value, count in counted.most_common(top))))
+        return rows
+
+    def hourly(self, issue_ids: list[int], now: float, hours: int = 24) -> dict[int, list[int]]:
+        """Stored events per hour over the last `hours`, oldest hour first, per issue."""
+        start = now - hours * 3600
+        counts = {issue_id: [0] * hours for issue_id in issue_ids}
+        if not issue_ids:
+            return counts
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(EVENTS.c.issue_id, EVENTS.c.received_at)
+                .where(EVENTS.c.issue_id.in_(issue_ids), EVENTS.c.received_at >= start)
+            )
+            for issue_id, received_at in rows:
+                counts[issue_id][min(hours - 1, int((received_at - start) // 3600))] += 1
+        return counts
+
+    def history(self, issue_id: int) -> list[dict[str, Any]]:
+        with self.engine.connect() as connection:
+            return states.history(connection, issue_id)
+
+    def event(self, event_id: str) -> dict[str, Any] | None:
+        """The stored event as the SDK sent it, with its issue and project."""
+        wanted = event_id.replace("-", "").lower()
+        with self.engine.connect() as connection:
+            row = connection.execute(
+                select(EVENTS.c.issue_id, EVENTS.c.project_id, EVENTS.c.received_at, *KEPT)
+                .where(EVENTS.c.event_id == wanted).order_by(EVENTS.c.id).limit(1)
+            ).first()
+            [event] = kept_events(connection, [row[3:]]) if row is not None else [None]
+        if row is None or event is None:
+            return None
+        issue_id, project_id, received_at = row[:3]
+        return {"issue_id": issue_id, "project_id": project_id, "received_at": received_at, "event": event}
+
+
+KEPT = (EVENTS.c.payload, EVENTS.c.envelope_id, EVENTS.c.item_index)  # where an event is kept
+
+
+def _stored_transaction(payload: str) -> dict[str, Any] | None:
+    """A stored transaction (None if it cannot be read: that transaction's problem, never the page's)."""
+    try:
+        return payloads.load_object(payload)
+    except payloads.UnreadablePayload as exc:
+        logger.warning("a stored transaction cannot be read: %s", exc)
+        return None
+
+
+def kept_events(connection: sqlalchemy.Connection,
+                rows: Sequence[Sequence[Any]]) -> list[dict[str, Any] | None]:
+    """The events of `rows` of KEPT, as sent: from their own payload or their envelope's outbox row
+    (None for one whose row is gone, which retention does not do while an event refers to it)."""
+    wanted = sorted({row[1] for row in rows if not row[0] and row[1] is not None})
+    envelopes: dict[int, envelope.Envelope] = {}
+    for chunk in chunks(wanted):
+        for row_id, body, encoding in connection.execute(
+            select(OUTBOX.c.id, OUTBOX.c.body, OUTBOX.c.content_encoding).where(OUTBOX.c.id.in_(chunk))
+        ):
+            try:
+                envelopes[row_id] = envelope.parse(encodings.decode(body, encoding, MAX_ENVELOPE_BYTES), MAX_ENVELOPE_BYTES)
+            except UNREADABLE_ENVELOPE as exc:
+                logger.warning("outbox row %s holds no readable envelope: %s", row_id, exc)
+    return [_kept_event(payload, envelopes.get(envelope_id), item_index) for payload, envelope_id, item_index in rows]
+
+
+def _kept_event(payload: str, kept_in: envelope.Envelope | None, item_index: int | None) -> dict[str, Any] | None:
+    """One stored event (None if it cannot be read: that event's problem, never the page's)."""
+    try:
+        if payload:
+            return payloads.load_object(payload)
+        if kept_in is not None and item_index is not None and item_index < len(kept_in.items):
+            return payloads.load_object(kept_in.items[item_index].payload)
+    except payloads.UnreadablePayload as exc:
+        logger.warning("a stored event cannot be read: %s", exc)
+    return None
+
+
+TRANSACTION_COLUMNS = (
+    TRANSACTIONS.c.id, TRANSACTIONS.c.event_id, TRANSACTIONS.c.trace_id, TRANSACTIONS.c.name, TRANSACTIONS.c.op,
+    TRANSACTIONS.c.status, TRANSACTIONS.c.platform, TRANSACTIONS.c.start, TRANSACTIONS.c.duration_ms,
+    TRANSACTIONS.c.span_count, TRANSACTIONS.c.received_at,
+)
+
+
+class TraceReader:
+    """Read access to transactions (traces) and log lines."""
+
+    def __init__(self, engine: sqlalchemy.Engine) -> None:
+        self.engine = engine
+
+    def transactions(self, limit: int = 50, offset: int = 0, search: str = "") -> tuple[list[dict[str, Any]], int]:
+        """Transactions, newest first, and how many match (`search`: in the name or op)."""
+        condition = sqlalchemy.true()
+        if search.strip():
+            pattern = f"%{search.strip().lower()}%"
+            condition = (sqlalchemy.func.lower(TRANSACTIONS.c.name).like(pattern)
+                         | sqlalchemy.func.lower(TRANSACTIONS.c.op).like(pattern))
+        with self.engine.connect() as connection:
+            total = connection.execute(
+                select(sqlalchemy.func.count()).select_from(TRANSACTIONS).where(condition)
+            ).scalar_one()
+            rows = connection.execute(
+                select(*TRANSACTION_COLUMNS).where(condition)
+                .order_by(TRANSACTIONS.c.id.desc()).limit(limit).offset(offset)
+            ).mappings().all()
+        return [dict(row) for row in rows], int(total)
+
+    def trace(self, trace_id: str) -> list[dict[str, Any]]:
+        """Every stored transaction of the trace, as sent (spans included), earliest first."""
+        with self.engine.connect() as connection:
+            stored = connection.execute(
+                select(TRANSACTIONS.c.payload).where(TRANSACTIONS.c.trace_id == trace_id.lower())
+                .order_by(TRANSACTIONS.c.start)
+            ).scalars().all()
+        return [found for payload in stored if (found := _stored_transaction(payload)) is not None]
+
+    def logs(self, limit: int = 200, level: str = "", search: str = "") -> list[dict[str, Any]]:
+        """Log lines, newest first (`level`: exactly; `search`: in the body)."""
+        condition = sqlalchemy.true()
+        if level:
+            condition = condition & (LOGS.c.level == level)
+        if search.strip():
+            condition = condition & sqlalchemy.func.lower(LOGS.c.body).like(f"%{search.strip().lower()}%")
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
+                .where(condition).order_by(LOGS.c.id.desc()).limit(limit)
+            ).mappings().all()
+        # A line stored before non-finite numbers were refused may hold one: it reads as no time, as at ingest.
+        return [{**row, "timestamp": seconds(row["timestamp"]) or 0.0} for row in rows]

@@ -1,0 +1,27 @@
+"""The inbox's tables (app/models.py), by the names the inbox's modules use, and a helper for the
+long `IN (...)` lists they build."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from app.models import (
+    InboxCount, InboxEvent, InboxFeedback, InboxIssue, InboxLog, InboxProject, InboxRead, InboxTransaction,
+)
+
+PROJECTS = InboxProject.__table__
+ISSUES = InboxIssue.__table__
+EVENTS = InboxEvent.__table__
+READ = InboxRead.__table__
+TRANSACTIONS = InboxTransaction.__table__
+LOGS = InboxLog.__table__
+FEEDBACK = InboxFeedback.__table__
+COUNTS = InboxCount.__table__
+# The largest envelope an outbox row holds, decompressed (LOOKOUT_MAX_ENVELOPE_BYTES's default).
+MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
+
+
+def chunks(ids: Sequence[int], size: int = 500) -> Iterator[Sequence[int]]:
+    """`ids` in slices of `size`, for `IN (...)` lists that stay under the drivers' parameter limits."""
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]

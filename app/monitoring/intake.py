@@ -1,0 +1,120 @@
+"""What the tunnel and the ingest endpoints do with a request before they store it, in this order:
+
+1. the client's rate (app/monitoring/intake_limits.py), before its body is read: 429;
+2. the body, within the request cap and the body timeout (app/monitoring/asgi.py): 413, 408;
+3. the envelope's header line alone, decoded from the start of the body (`header`), so that the DSN
+   or key it names is checked before anything else is decoded: 415, 400;
+4. the DSN's rate, once the caller has found the DSN allowed (`charge_key`): 429;
+5. the whole envelope (`envelope`): decoded within the envelope cap, parsed (at most MAX_ITEMS items,
+   each capped), and each container's records checked (app/monitoring/containers.py): 400, 413, 415.
+
+Step 5 is the heavy one (a 20 MiB body may inflate to 100 MiB): unless the body is small and not
+compressed, it runs on a worker thread, at most HEAVY_AT_ONCE at a time, so the event loop keeps
+answering other requests and the memory spent is bounded by that many envelopes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+
+from app.clients import client_address, forwarded_chain
+from app.monitoring import containers, encodings, envelope
+from app.monitoring.asgi import Receive, Refused, Request, read_body
+from app.monitoring.intake_limits import Buckets, IntakeLimits
+from app.monitoring.settings import Settings
+
+T = TypeVar("T")
+
+# An uncompressed body this small is parsed on the event loop: at most ~1,000 items, about a
+# millisecond, less than the hand-over to a thread costs (the tunnel's benchmark envelope is 7 KB).
+INLINE_BYTES = 64 * 1024
+# Heavy bodies decoded and parsed at once (each may hold ~100 MiB decoded plus its items).
+HEAVY_AT_ONCE = 2
+
+_REFUSAL_REASONS = {400: "malformed", 413: "too_large", 415: "unsupported_encoding"}
+
+
+def unreadable(exc: encodings.DecodeError | envelope.EnvelopeError) -> Refused:
+    """The refusal of a body that does not decode or parse, counted under its reason."""
+    return Refused(exc.status, exc.message, _REFUSAL_REASONS.get(exc.status, "malformed"))
+
+
+class Intake:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.limits = IntakeLimits.from_settings(settings)
+        self._heavy: tuple[asyncio.AbstractEventLoop, anyio.CapacityLimiter] | None = None
+
+    def client(self, request: Request) -> str:
+        """The client's address: the peer, or who a proxy on this machine says it was (app/clients.py)."""
+        return client_address(request.peer, forwarded_chain(request.forwarded_for), self.settings.trusted_proxy_hops)
+
+    async def body(self, request: Request, receive: Receive) -> bytes:
+        """The body, if the client's rate allows one more (charged with its size once read)."""
+        client = self.client(request)
+        _check(self.limits.client, client, "from this client")
+        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes,
+                              self.settings.body_timeout_s)
+        self.limits.client.spend(client, len(raw))
+        return raw
+
+    def header(self, raw: bytes, content_encoding: str) -> dict[str, object]:
+        """The envelope header, from as little of the body as holds its line (decoded on the loop:
+        at most MAX_HEADER_BYTES plus one decoding step)."""
+        try:
+            start = encodings.decode_start(raw, content_encoding, envelope.MAX_HEADER_BYTES, envelope.header_line_ended)
+            return envelope.read_header(start)
+        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
+            raise unreadable(exc) from exc
+
+    def charge_key(self, dsn: str, size: int) -> None:
+        """Count `size` bytes against the DSN's rate: 429 if it was already spent."""
+        _check(self.limits.key, dsn, "for this DSN")
+        self.limits.key.spend(dsn, size)
+
+    async def envelope(self, raw: bytes, content_encoding: str) -> envelope.Envelope:
+        """The whole envelope, decoded, parsed and checked (see the module's step 5)."""
+        return await self.heavy(self._envelope, raw, content_encoding)
+
+    async def heavy(self, work: Callable[[bytes, str], T], raw: bytes, content_encoding: str) -> T:
+        """`work(raw, content_encoding)`: here if the body is small and plain, else on a worker thread."""
+        if _light(raw, content_encoding):
+            return work(raw, content_encoding)
+        return await anyio.to_thread.run_sync(work, raw, content_encoding, limiter=self._limiter())
+
+    def _envelope(self, raw: bytes, content_encoding: str) -> envelope.Envelope:
+        try:
+            parsed = envelope.parse(encodings.decode(raw, content_encoding, self.settings.max_envelope_bytes),
+                                    self.settings.max_item_bytes)
+            containers.check(parsed, self.settings.max_item_bytes)
+        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
+            raise unreadable(exc) from exc
+        return parsed
+
+    def _limiter(self) -> anyio.CapacityLimiter:
+        """The heavy work's slots, on the running event loop (tests run several loops in turn)."""
+        loop = asyncio.get_running_loop()
+        if self._heavy is None or self._heavy[0] is not loop:
+            self._heavy = (loop, anyio.CapacityLimiter(HEAVY_AT_ONCE))
+        return self._heavy[1]
+
+
+def _light(raw: bytes, content_encoding: str) -> bool:
+    """A small body with nothing to decode (or a coding no one knows: `work` refuses it at once)."""
+    try:
+        return len(raw) <= INLINE_BYTES and encodings.is_identity(content_encoding)
+    except encodings.DecodeError:
+        return True
+
+
+def _check(buckets: Buckets, key: str, whose: str) -> None:
+    if wait := buckets.wait(key):
+        raise Refused(
+            429, f"Lookout takes at most {buckets.per_minute} bytes a minute {whose}; try again in {wait} s.",
+            "too_many_requests", {"Retry-After": str(wait)},
+        )

@@ -1,0 +1,162 @@
+"""Issue 13, item 9: while a hostile body is being refused, the backend keeps answering.
+
+A real server (uvicorn, in a process of its own: tests/monitoring/liveness_app.py) serves the
+tunnel, the ingest endpoints and `/ping`, with the inbox feeder running. Each hostile body is posted
+while `/ping` is polled; every ping must be answered within 200 ms. Afterwards a normal event is
+accepted and is in the inbox within 5 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app import db
+from app.inbox.store import InboxReader
+from tests.e2e.app_server import ROOT
+from tests.monitoring.envelopes import error_event, header_line
+from tests.services import free_port
+
+pytestmark = pytest.mark.anyio
+
+DSN = "http://liveness@localhost/1"
+MIB = 1024 * 1024
+PING_DEADLINE_S = 0.2
+
+
+class Server:
+    def __init__(self, url: str, database_url: str) -> None:
+        self.url, self.database_url = url, database_url
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("liveness")
+    port, database_url = free_port(), f"sqlite:///{folder / 'liveness.db'}"
+    env = {**os.environ, "DATABASE_URL": database_url, "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": DSN,
+           "LOOKOUT_SERVER_MONITORING": "off"}
+    log = (folder / "server.log").open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "tests.monitoring.liveness_app:app", "--host", "127.0.0.1",
+         "--port", str(port), "--no-access-log", "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, process, folder / "server.log")
+        yield Server(url, database_url)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        log.close()
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the server exited:\n{log.read_text()[-3000:]}"
+        try:
+            if httpx.get(url + "/ping", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the server did not start:\n{log.read_text()[-3000:]}")
+
+
+def _header() -> bytes:
+    return header_line({"event_id": uuid.uuid4().hex, "dsn": DSN}) + b"\n"
+
+
+EMPTY_ITEM = b'{"type":"a"}\n\n'  # an item of an unknown type with an empty payload: 14 bytes
+
+
+def gzip_of_items() -> bytes:
+    """The issue's 20 KB of gzip: 750,000 empty items (10 MB once decoded)."""
+    return gzip.compress(_header() + EMPTY_ITEM * 750_000)
+
+
+def identity_of_items() -> bytes:
+    """The same at the 20 MiB request cap, uncompressed: ~1.5 million items."""
+    header = _header()
+    return header + EMPTY_ITEM * ((20 * MIB - len(header)) // len(EMPTY_ITEM))
+
+
+def gzip_past_the_envelope_cap() -> bytes:
+    """~11 MiB of gzip that inflates past the 100 MiB envelope cap: 1 MiB of low-entropy text then
+    2 MiB of zeros, over and over (an unbounded or badly fed decoder spends seconds on it)."""
+    text = random.Random(7).randbytes(MIB).translate(bytes(b"acgt"[n % 4] for n in range(256)))
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [compressor.compress(_header())]
+    for _ in range(40):
+        parts += [compressor.compress(text), compressor.compress(bytes(2 * MIB))]
+    body = b"".join([*parts, compressor.flush()])
+    assert len(body) <= 20 * MIB
+    return body
+
+
+HOSTILE = {
+    "tunnel-gzip-items": ("/monitoring", gzip_of_items, "gzip"),
+    "tunnel-20mib-of-items": ("/monitoring", identity_of_items, ""),
+    "tunnel-gzip-past-the-cap": ("/monitoring", gzip_past_the_envelope_cap, "gzip"),
+    "ingest-gzip-items": ("/api/1/envelope/?sentry_key=liveness", gzip_of_items, "gzip"),
+}
+
+
+async def _pings(client: httpx.AsyncClient, done: asyncio.Event, latencies: list[float]) -> None:
+    while not done.is_set():
+        started = time.perf_counter()
+        response = await client.get("/ping", timeout=60)
+        latencies.append(time.perf_counter() - started)
+        assert response.status_code == 200
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+async def test_ping_answers_within_200_ms_while_a_hostile_body_is_refused(server: Server, name: str) -> None:
+    path, make, encoding = HOSTILE[name]
+    body = make()
+    headers = {"Content-Encoding": encoding} if encoding else {}
+    latencies: list[float] = []
+    done = asyncio.Event()
+    async with httpx.AsyncClient(base_url=server.url) as pinger, httpx.AsyncClient(base_url=server.url) as poster:
+        await pinger.get("/ping")  # the connection is open before the clock starts
+        polling = asyncio.create_task(_pings(pinger, done, latencies))
+        try:
+            response = await poster.post(path, content=body, headers=headers, timeout=120)
+        finally:
+            done.set()
+            await polling
+    assert latencies and max(latencies) < PING_DEADLINE_S, f"slowest ping {max(latencies):.3f} s of {len(latencies)}"
+    assert response.status_code in (400, 413), response.text
+    assert response.json()["detail"].endswith(".")
+
+
+async def test_a_normal_event_after_them_is_accepted_and_in_the_inbox_within_5_s(server: Server) -> None:
+    body = error_event(DSN, message="after the storm")
+    event_id = json.loads(body.split(b"\n")[0])["event_id"]
+    async with httpx.AsyncClient(base_url=server.url) as client:
+        response = await client.post("/monitoring", content=body)
+    assert response.status_code == 200, response.text
+    reader = InboxReader(db.engine(server.database_url))
+    deadline = time.monotonic() + 5
+    while reader.event(event_id) is None:
+        assert time.monotonic() < deadline, "the event did not reach the inbox within 5 s"
+        await asyncio.sleep(0.05)
