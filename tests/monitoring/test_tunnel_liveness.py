@@ -112,11 +112,42 @@ def gzip_past_the_envelope_cap() -> bytes:
     return body
 
 
+def _envelope(*items: tuple[str, bytes]) -> bytes:
+    return _header() + b"".join(header_line({"type": kind, "length": len(payload)}) + b"\n" + payload + b"\n"
+                                for kind, payload in items)
+
+
+def deep_event() -> bytes:
+    return gzip.compress(_envelope(("event", b'{"extra":{"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}}")))
+
+
+def long_values_event() -> bytes:
+    value = "x" * (MIB // 2 - 1000)  # no "@": what the e-mail pattern was quadratic on
+    event = {"event_id": uuid.uuid4().hex, "message": value,
+             "exception": {"values": [{"type": "Error", "value": value}]}}
+    return _envelope(("event", json.dumps(event).encode()))
+
+
+def non_finite_and_deep_spans() -> bytes:
+    spans = ",".join(f'{{"span_id":"{i:016x}","parent_span_id":"{i - 1:016x}","start_timestamp":1,"timestamp":2}}'
+                     for i in range(1, 5000))
+    transaction = ('{"type":"transaction","transaction":"deep","start_timestamp":1,"timestamp":2,'
+                   '"contexts":{"trace":{"trace_id":"' + "c" * 32 + '","span_id":"' + "0" * 16 + '"}},'
+                   '"spans":[' + spans + "]}")
+    return _envelope(("transaction", transaction.encode()), ("event", b'{"message":"late","timestamp":NaN}'))
+
+
+def log_with_infinity() -> bytes:
+    """A log line timed at Infinity (which json.loads accepts) used to break /logs: now refused."""
+    return _envelope(("log", b'{"items":[{"timestamp":Infinity,"level":"error","body":"never finite"}]}'))
+
+
 HOSTILE = {
     "tunnel-gzip-items": ("/monitoring", gzip_of_items, "gzip"),
     "tunnel-20mib-of-items": ("/monitoring", identity_of_items, ""),
     "tunnel-gzip-past-the-cap": ("/monitoring", gzip_past_the_envelope_cap, "gzip"),
     "ingest-gzip-items": ("/api/1/envelope/?sentry_key=liveness", gzip_of_items, "gzip"),
+    "tunnel-log-with-infinity": ("/monitoring", log_with_infinity, ""),
 }
 
 
@@ -160,3 +191,41 @@ async def test_a_normal_event_after_them_is_accepted_and_in_the_inbox_within_5_s
     while reader.event(event_id) is None:
         assert time.monotonic() < deadline, "the event did not reach the inbox within 5 s"
         await asyncio.sleep(0.05)
+
+
+# Items 7, 8 and 11: bodies the tunnel rightly accepts, whose reading in the feeder used to kill it
+# (RecursionError), hold the GIL for minutes (a quadratic pattern) or break the reads (non-finite
+# numbers, deep span trees). While the feeder reads each, /ping keeps answering, and a normal event
+# sent right after is in the inbox within 5 s.
+ACCEPTED_HOSTILE = {
+    "item-7-nested-200000-deep": (deep_event, "gzip"),
+    "item-8-half-mib-values-without-at": (long_values_event, ""),
+    "item-11-non-finite-and-5000-nested-spans": (non_finite_and_deep_spans, ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED_HOSTILE))
+async def test_ping_answers_while_the_feeder_reads_a_hostile_event_and_the_next_one_arrives(
+        server: Server, name: str) -> None:
+    make, encoding = ACCEPTED_HOSTILE[name]
+    headers = {"Content-Encoding": encoding} if encoding else {}
+    following = error_event(DSN, message=f"after {name}")
+    event_id = json.loads(following.split(b"\n")[0])["event_id"]
+    reader = InboxReader(db.engine(server.database_url))
+    latencies: list[float] = []
+    done = asyncio.Event()
+    async with httpx.AsyncClient(base_url=server.url) as pinger, httpx.AsyncClient(base_url=server.url) as poster:
+        await pinger.get("/ping")
+        polling = asyncio.create_task(_pings(pinger, done, latencies))
+        try:
+            hostile = await poster.post("/monitoring", content=make(), headers=headers, timeout=60)
+            normal = await poster.post("/monitoring", content=following, timeout=60)
+            deadline = time.monotonic() + 5
+            while await asyncio.to_thread(reader.event, event_id) is None:
+                assert time.monotonic() < deadline, "the event after the hostile one was not in the inbox within 5 s"
+                await asyncio.sleep(0.05)
+        finally:
+            done.set()
+            await polling
+    assert (hostile.status_code, normal.status_code) == (200, 200), hostile.text
+    assert latencies and max(latencies) < PING_DEADLINE_S, f"slowest ping {max(latencies):.3f} s of {len(latencies)}"
