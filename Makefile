@@ -35,10 +35,12 @@ prod: setup
 	$(REFLEX) run --env prod
 
 # What the tests need besides Python packages, from Debian's packages: chromium for the browser
-# tests, PostgreSQL and Redis servers (the tests start their own on loopback: tests/services.py).
-DEBIAN_TEST_PACKAGES := chromium postgresql redis-server
+# tests, PostgreSQL and Redis servers (the tests start their own on loopback: tests/services.py),
+# and iproute2's `ip` for the other machine the tests come from (a network namespace: tests/netns.py).
+DEBIAN_TEST_PACKAGES := chromium postgresql redis-server iproute2
 test-deps:
 	test -x $(CHROMIUM) && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && test -x /usr/bin/redis-server \
+	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
 test: setup test-deps

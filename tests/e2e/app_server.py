@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
 import os
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -35,8 +32,8 @@ class AppServer:
     def start(self, timeout: float = 900) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")
-        # All addresses of this machine, so that a test can also come from a non-loopback one
-        # (the console refuses those); the tests themselves use 127.0.0.1.
+        # All addresses of this machine, so that a test can also come from another machine (a network
+        # namespace, tests/netns.py; the console refuses those); the other tests use 127.0.0.1.
         command = [str(REFLEX), "run", "--env", "prod", "--loglevel", "info",
                    "--frontend-port", str(self.port), "--backend-host", "0.0.0.0"]
         self._process = subprocess.Popen(
@@ -54,14 +51,10 @@ class AppServer:
         self.stop()
         raise AppServerError(f"the app did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
-    def url_from_elsewhere(self) -> str | None:
-        """The app's URL through this machine's first non-loopback address (None if it has none)."""
-        with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect(("198.51.100.1", 9))  # a documentation address; no packet is sent, only a route picked
-            address = probe.getsockname()[0]
-            if not ipaddress.ip_address(address).is_loopback:
-                return f"http://{address}:{self.port}"
-        return None
+    def url_at(self, address: str) -> str:
+        """The app's URL at another address of this machine (it listens on all of them), such as the
+        end of a network namespace's link (tests/netns.py) that another machine's requests come to."""
+        return f"http://{address}:{self.port}"
 
     def _answers(self) -> bool:
         try:

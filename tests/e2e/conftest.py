@@ -1,19 +1,22 @@
-"""Session fixtures for browser tests: one built app and one Chromium for the whole run.
+"""Session fixtures for browser tests: one built app and one Chromium for the whole run, and
+another machine (a network namespace, tests/netns.py) with a Chromium of its own.
 
 The app's log is kept under tests/e2e/logs/ when a test failed (and printed on start-up
-failure); otherwise it is removed. Processes are always stopped, whatever happened.
+failure); otherwise it is removed. Processes and the namespace are always removed, whatever happened.
 """
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
 from app.inbox.accounts import hash_password
+from tests import netns
 from tests.e2e.app_server import AppServer
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.captured import Outbox
@@ -51,19 +54,51 @@ def outbox(app_server: AppServer) -> Outbox:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as started:
+        yield started
 
 
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
+def launched(playwright: Playwright, executable: Path | str = CHROMIUM) -> Iterator[Browser]:
+    """A Chromium for a fixture to `yield from`: closed afterwards."""
+    browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def new_page(browser: Browser) -> Iterator[Page]:
+    """A page in a context of its own for a fixture to `yield from`: closed afterwards."""
     context = browser.new_context()
     try:
         yield context.new_page()
     finally:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    yield from launched(playwright)
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    yield from new_page(browser)
+
+
+@pytest.fixture(scope="session")
+def browser_elsewhere(playwright: Playwright, elsewhere: netns.Namespace,
+                      tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """Chromium on the other machine (tests/conftest.py's `elsewhere`, where the app is at
+    `app_server.url_at(elsewhere.host_address)`): Playwright drives it over a pipe, which
+    `ip netns exec` passes on."""
+    wrapper = tmp_path_factory.mktemp("chromium") / "chromium-elsewhere"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(elsewhere.command(CHROMIUM))} "$@"\n')
+    wrapper.chmod(0o755)
+    yield from launched(playwright, wrapper)
+
+
+@pytest.fixture
+def page_elsewhere(browser_elsewhere: Browser) -> Iterator[Page]:
+    yield from new_page(browser_elsewhere)

@@ -7,6 +7,7 @@ The app runs in local mode, so every envelope the SDK sends is stored in the out
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import time
@@ -18,8 +19,12 @@ from app.monitoring.browser import CONFIG_ELEMENT_ID, browser_config
 from app.monitoring.settings import Settings
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
+from tests.e2e.local_dsn import local_dsn
 
-CONFIG = browser_config(Settings.from_env({}))  # the e2e server runs with the default settings
+
+def expected_config(app_server: AppServer) -> dict:
+    """The e2e server runs with the default settings, and the local DSN's key from its database."""
+    return browser_config(dataclasses.replace(Settings.from_env({}), local_dsn=local_dsn(app_server)))
 
 
 def open_page(page: Page, app_server: AppServer, path: str = "/") -> None:
@@ -40,8 +45,9 @@ def test_every_page_carries_the_configuration_the_sdk_was_started_with(
     page.goto(app_server.url + path)
     page.wait_for_function("() => window.lookout !== undefined")
     shown = json.loads(page.locator(f"#{CONFIG_ELEMENT_ID}").first.text_content() or "")
-    assert shown == CONFIG == page.evaluate("() => window.lookout.config")
-    assert shown["tunnel"] == "/monitoring" and shown["dsn"] == "http://lookout@localhost/1"
+    assert shown == expected_config(app_server) == page.evaluate("() => window.lookout.config")
+    assert shown["tunnel"] == "/monitoring" and shown["dsn"] == str(local_dsn(app_server))  # the key in the database
+    assert local_dsn(app_server).public_key != "lookout"  # random per install, not the old public key
     assert (shown["tracesSampleRate"], shown["maxBreadcrumbs"], shown["transportBufferSize"]) == (1, 100, 64)
     assert (shown["idleTimeoutMs"], shown["finalTimeoutMs"], shown["childSpanTimeoutMs"]) == (1000, 30000, 15000)
 
@@ -66,7 +72,7 @@ def test_each_error_path_reaches_the_tunnel_exactly_once(
     time.sleep(1.5)  # a second copy (e.g. through Reflex's own error handler) would have arrived by now
     found = [c for c in outbox.envelopes(after) if any(text in m for e in c.payloads("event") for m in messages(e))]
     assert len(found) == 1
-    assert found[0].header["dsn"] == CONFIG["dsn"]
+    assert found[0].header["dsn"] == str(local_dsn(app_server))
     event_id = page.locator("#try-confirmation").text_content().split("event ")[1].rstrip(".")
     assert found[0].payloads("event")[0]["event_id"] == event_id
 

@@ -10,8 +10,8 @@ import time
 import httpx
 from playwright.sync_api import Page, expect
 
-from app.monitoring.settings import DEFAULT_LOCAL_DSN
 from tests.e2e.app_server import AppServer
+from tests.e2e.local_dsn import local_dsn
 from tests.e2e.test_browser_monitoring import open_page
 from tests.monitoring.envelopes import build
 
@@ -51,7 +51,7 @@ def test_browser_and_backend_errors_become_issues_in_the_inbox(app_server: AppSe
 def test_another_apps_sentry_sdk_reports_into_the_inbox_with_a_lookout_dsn(app_server: AppServer) -> None:
     """A separate Python process with the real sentry-sdk, its DSN naming this app (as the home
     page would show it): its event arrives through /api/1/envelope/ and becomes an issue."""
-    dsn = f"http://lookout@127.0.0.1:{app_server.port}/1"
+    dsn = f"http://{local_dsn(app_server).public_key}@127.0.0.1:{app_server.port}/1"
     script = (
         "import sentry_sdk\n"
         f"sentry_sdk.init(dsn={dsn!r}, traces_sample_rate=0)\n"
@@ -68,7 +68,9 @@ def test_another_apps_sentry_sdk_reports_into_the_inbox_with_a_lookout_dsn(app_s
 
 def test_the_home_page_shows_the_dsn_to_paste_into_another_app(app_server: AppServer, page: Page) -> None:
     page.goto(app_server.url + "/")
-    expect(page.locator("#inbox-dsn")).to_have_text(f"http://lookout@127.0.0.1:{app_server.port}/1")
+    key = local_dsn(app_server).public_key
+    assert key != "lookout" and len(key) == 32  # random per install, not the old public one
+    expect(page.locator("#inbox-dsn")).to_have_text(f"http://{key}@127.0.0.1:{app_server.port}/1")
 
 
 def test_session_updates_and_discards_are_counted_on_the_home_page(app_server: AppServer, page: Page) -> None:
@@ -76,7 +78,7 @@ def test_session_updates_and_discards_are_counted_on_the_home_page(app_server: A
     session comes as any SDK with a release would send it, through the tunnel.)"""
     session = {"sid": "e2e", "status": "crashed", "attrs": {"release": "shop@1", "environment": "e2e"}}
     report = {"discarded_events": [{"reason": "ratelimit_backoff", "category": "error", "quantity": 3}]}
-    body = build(DEFAULT_LOCAL_DSN, [("session", json.dumps(session).encode()), ("client_report", json.dumps(report).encode())])
+    body = build(str(local_dsn(app_server)), [("session", json.dumps(session).encode()), ("client_report", json.dumps(report).encode())])
     assert httpx.post(app_server.url + "/monitoring", content=body, headers={"Origin": app_server.url}).status_code == 200
     deadline = time.monotonic() + 15
     while True:

@@ -17,9 +17,9 @@ import pytest
 import sqlalchemy
 from playwright.sync_api import Page, expect
 
-from app.monitoring.settings import DEFAULT_LOCAL_DSN
 from tests.e2e.app_server import AppServer
 from tests.e2e.conftest import LOG_DIR
+from tests.e2e.local_dsn import local_dsn
 from tests.monitoring.envelopes import error_event
 from tests.services import Postgres, Redis, children
 
@@ -64,7 +64,7 @@ def test_two_workers_share_state_in_redis_and_the_inbox_in_postgresql(scaled_app
     message = f"scaled out {uuid.uuid4().hex[:8]}"
     page.goto(scaled_app.url + "/issues")
     expect(page.locator("#issues-table")).to_be_visible(timeout=15_000)
-    bodies = [error_event(DEFAULT_LOCAL_DSN, message=f"{message} #{n}") for n in range(200)]
+    bodies = [error_event(str(local_dsn(scaled_app)), message=f"{message} #{n}") for n in range(200)]
     with concurrent.futures.ThreadPoolExecutor(1) as thread:  # Playwright's loop owns this thread
         answers = thread.submit(asyncio.run, post_envelopes(scaled_app.url, bodies)).result()
     assert answers == [200] * len(bodies)

@@ -5,15 +5,15 @@ import re
 import httpx
 from playwright.sync_api import Page, expect
 
-from app.monitoring.settings import DEFAULT_LOCAL_DSN
 from tests.e2e.app_server import ROOT, AppServer
+from tests.e2e.local_dsn import local_dsn
 from tests.monitoring.envelopes import error_event
 
 
 def test_tunnel_accepts_local_envelopes_and_the_home_page_counts_them(app_server: AppServer, page: Page) -> None:
     before = httpx.get(app_server.url + "/monitoring/stats").json()
     origin = {"Origin": app_server.url}
-    accepted = httpx.post(app_server.url + "/monitoring", content=error_event(DEFAULT_LOCAL_DSN), headers=origin)
+    accepted = httpx.post(app_server.url + "/monitoring", content=error_event(str(local_dsn(app_server))), headers=origin)
     assert accepted.status_code == 200, accepted.text
     foreign = httpx.post(app_server.url + "/monitoring", content=error_event("https://k@evil.example/1"))
     assert foreign.status_code == 403
@@ -33,7 +33,7 @@ def test_tunnel_accepts_local_envelopes_and_the_home_page_counts_them(app_server
 
 def test_the_browser_can_post_to_the_tunnel_on_its_own_origin(app_server: AppServer, page: Page) -> None:
     page.goto(app_server.url + "/")
-    envelope = error_event(DEFAULT_LOCAL_DSN).decode()
+    envelope = error_event(str(local_dsn(app_server))).decode()
     status = page.evaluate(
         "async (body) => (await fetch('/monitoring', {method: 'POST', body})).status", envelope
     )

@@ -1,0 +1,143 @@
+"""A hostile client of the app's websocket: it sends every event handler of every state in the app
+(tests/e2e/hostile_plan.py), with plausible arguments and page paths, and writes down everything
+the server sends back (tests/e2e/hostile_transcript.py). Run from another machine (`ip netns exec`,
+tests/netns.py), or from this one with a foreign `Origin` or `Host`:
+
+    python -m tests.e2e.hostile_client URL --probe TEXT [--int N]... [--word TEXT]... [--query id=N]...
+        [--origin ORIGIN] [--host HOST] [--phase cold|loaded] --out transcript.jsonl
+
+Reflex 0.10.1's wire protocol (reflex/app.py `EventNamespace`, .web/utils/state.js): Socket.IO on
+namespace and path `/_event` over a websocket, the tab named by `?token=`; the client emits `event`
+with `{"name": "<state full name>.<handler>", "payload": {argument: value}, "router_data":
+{"pathname", "asPath", "query"}}`, and the server emits `event` with `{"delta": {state: {var:
+value}}, "events": [...]}`. The route in `router_data` is the client's to choose.
+
+One connection per page path (every page's, and each also with every `--query`), all at once, in
+each phase: `cold` never runs a page's on_load, `loaded` runs it first. Each connection sends its
+plan's foreground events, then `hydrate` as a sentinel: a tab's events are processed in order, so
+when the sentinel's snapshot arrives every earlier event has been; then the background ones and
+another sentinel, and it waits for background loops (`watch`) to speak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import socketio
+
+from app.inbox.states import ALLOWED
+from tests.e2e.hostile_plan import HYDRATE, Plan, Vocabulary, page_paths, state_vars
+from tests.e2e.hostile_transcript import PROBE
+
+NAMESPACE = "/_event"  # Reflex's Socket.IO namespace, and the path it is served on
+PHASES = ("cold", "loaded")
+WATCH_WAIT_S = 5.0  # background loops re-read every 2 s: two turns and some
+SENTINEL_TIMEOUT_S = 300.0
+
+
+def router_data(path: str, probe: int | str) -> dict[str, Any]:
+    """The route of an event, as the page sends it, with `_probe=<probe>` in its query."""
+    parts = urlsplit(path)
+    query = {**dict(parse_qsl(parts.query)), PROBE: str(probe)}
+    search = "&".join(f"{k}={v}" for k, v in query.items())
+    return {"pathname": parts.path, "asPath": f"{parts.path}?{search}", "query": query}
+
+
+class Client:
+    """Runs every connection and writes the transcript."""
+
+    def __init__(self, url: str, plan: Plan, paths: list[str], headers: dict[str, str], out: Path,
+                 phases: Sequence[str] = PHASES) -> None:
+        self.url, self.plan, self.paths, self.headers, self.phases = url, plan, paths, headers, phases
+        self.out = out.open("w")
+        self.seq = itertools.count(1)
+
+    def write(self, **line: Any) -> None:
+        self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+
+    async def run(self) -> None:
+        try:
+            for phase in self.phases:
+                await asyncio.gather(*(self.connection(phase, path) for path in self.paths))
+        finally:
+            self.out.close()
+
+    async def connection(self, phase: str, path: str) -> None:
+        label = f"{phase} {path}"
+        sio = socketio.AsyncClient(reconnection=False)
+        sentinel, finished, closed = "", asyncio.Event(), asyncio.Event()
+
+        @sio.on("*", namespace=NAMESPACE)
+        async def received(event: str, data: Any = None) -> None:
+            self.write(kind="received", connection=label, event=event, data=data)
+            if sentinel and sentinel in json.dumps(data, default=str):
+                finished.set()
+
+        @sio.on("disconnect", namespace=NAMESPACE)
+        async def gone(*_: Any) -> None:
+            closed.set()
+            finished.set()
+
+        try:
+            await sio.connect(f"{self.url}?token={uuid.uuid4()}", headers=dict(self.headers), transports=["websocket"],
+                              namespaces=[NAMESPACE], socketio_path=NAMESPACE, wait_timeout=10)
+        except Exception as exc:  # noqa: BLE001 (any refusal is an outcome to record)
+            self.write(kind="refused", connection=label, error=f"{type(exc).__name__}: {exc}")
+            return
+        try:
+            for background in (False, True):
+                for name, payload in self.plan.events(phase, path, background):
+                    seq = next(self.seq)
+                    self.write(kind="sent", seq=seq, connection=label, name=name, payload=payload, path=path)
+                    await sio.emit("event", {"name": name, "payload": payload, "router_data": router_data(path, seq)},
+                                   namespace=NAMESPACE)
+                sentinel = f"done-{uuid.uuid4().hex}"
+                finished.clear()
+                await sio.emit("event", {"name": HYDRATE, "payload": {}, "router_data": router_data(path, sentinel)},
+                               namespace=NAMESPACE)
+                try:
+                    await asyncio.wait_for(finished.wait(), SENTINEL_TIMEOUT_S)
+                except TimeoutError:
+                    closed.set()
+                if closed.is_set():
+                    self.write(kind="incomplete", connection=label)
+                    return
+            await asyncio.sleep(WATCH_WAIT_S)
+            self.write(kind="incomplete" if closed.is_set() else "done", connection=label)
+        finally:
+            await sio.disconnect()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("url", help="the app, e.g. http://10.213.0.1:3000")
+    parser.add_argument("--probe", required=True, help="text sent wherever a string goes (e.g. a search)")
+    parser.add_argument("--int", dest="numbers", type=int, action="append", default=[], help="a whole number to send")
+    parser.add_argument("--word", dest="words", action="append", default=[], help="another string to send")
+    parser.add_argument("--query", dest="queries", action="append", default=[],
+                        help="a query string to send with every page path too (e.g. id=1)")
+    parser.add_argument("--origin", help="the Origin header to send")
+    parser.add_argument("--host", help="the Host header to send")
+    parser.add_argument("--phase", dest="phases", action="append", choices=PHASES, help="only this phase")
+    parser.add_argument("--out", type=Path, required=True)
+    options = parser.parse_args()
+    headers = {name: value for name, value in (("Origin", options.origin), ("Host", options.host)) if value}
+    words = [*sorted(ALLOWED), *options.words]  # issue statuses, and what the caller adds (a route)
+    vocabulary = Vocabulary(options.probe, list(dict.fromkeys([*options.numbers, 1, 0, -1])),
+                            list(dict.fromkeys(words)), state_vars())
+    paths = page_paths()
+    paths += [f"{path}?{query}" for path in paths for query in options.queries]
+    client = Client(options.url, Plan(vocabulary), paths, headers, options.out, options.phases or PHASES)
+    asyncio.run(client.run())
+
+
+if __name__ == "__main__":
+    main()
