@@ -99,6 +99,8 @@ class IssueState(ConsoleState, rx.State):
     def ask_delete(self, asking: bool) -> None:
         if self._maintainer() is not None:
             self.confirming_delete = asking is True
+        elif not self.refused:
+            self.message = "Only a maintainer can delete an issue."
 
     @rx.event
     async def delete(self):  # noqa: ANN201 (an event handler's redirect)

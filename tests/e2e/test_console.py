@@ -119,7 +119,8 @@ def test_other_machines_must_sign_in_and_viewers_only_read(
     row.locator(".issue-title").click()
     expect(page.locator("#issue-status")).to_be_visible()
     before = page.locator("#issue-status").text_content()
-    page.click("#issue-delete")  # a viewer is not asked to confirm
+    page.click("#issue-delete")  # a viewer is not asked to confirm, but told why
+    expect(page.get_by_text("Only a maintainer can delete an issue.")).to_be_visible()
     page.locator("#issue-resolve, #issue-reopen, #issue-unignore").first.click()
     expect(page.get_by_text("Only a maintainer can change an issue's status.")).to_be_visible()
     # The tab's events are handled in order: the answer to the delete came before this one.
