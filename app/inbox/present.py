@@ -17,11 +17,23 @@ from app.inbox.grouping import exceptions, frames
 
 MAX_FRAMES = 200
 MAX_TEXT = 2000
+# Rows sent to a page at most: an event or trace may hold far more (100,000 breadcrumbs fit in a
+# 1 MiB item), and every row travels over the websocket and is rendered. The last row says how
+# many more there are.
+MAX_STACK_ROWS = 1000
+MAX_BREADCRUMBS = 200  # the newest (Sentry's SDKs keep 100)
+MAX_PAIRS = 200  # tags, contexts
+MAX_SPAN_ROWS = 2000
+MAX_INDENT_DEPTH = 40  # deeper spans are drawn at this depth (the row still says where it is on the timeline)
 
 
 def stack_rows(event: dict[str, Any]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
-    for exception in reversed(exceptions(event)):
+    chain = exceptions(event)
+    for exception in reversed(chain[-MAX_STACK_ROWS:]):
+        if len(rows) >= MAX_STACK_ROWS:
+            rows.append({"kind": "exception", "text": "(more exceptions and frames not shown)", "detail": "", "in_app": ""})
+            break
         kind = _text(exception.get("type")) or "Error"
         value = _text(exception.get("value"))
         rows.append({"kind": "exception", "text": f"{kind}: {value}" if value else kind, "detail": "", "in_app": ""})
@@ -42,7 +54,11 @@ def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
     crumbs = event.get("breadcrumbs")
     values = crumbs.get("values") if isinstance(crumbs, dict) else crumbs
     rows = []
-    for crumb in values if isinstance(values, list) else []:
+    values = values if isinstance(values, list) else []
+    if len(values) > MAX_BREADCRUMBS:
+        rows.append({"time": "", "category": "lookout", "level": "info",
+                     "message": f"{len(values) - MAX_BREADCRUMBS} older breadcrumbs not shown"})
+    for crumb in values[-MAX_BREADCRUMBS:]:
         if not isinstance(crumb, dict):
             continue
         message = _text(crumb.get("message")) or (_json(crumb["data"]) if crumb.get("data") else "")
@@ -62,6 +78,8 @@ def tag_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
     for pair in pairs:
         if isinstance(pair, (list, tuple)) and len(pair) == 2:
             rows.append((_text(pair[0]), _text(pair[1])))
+        if len(rows) >= MAX_PAIRS:
+            break
     for key in ("environment", "release", "platform", "level", "server_name", "transaction"):
         if event.get(key) not in (None, ""):
             rows.append((key, _text(event[key])))
@@ -72,7 +90,7 @@ def context_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
     """One row per context (and request and user): its name and its fields as compact JSON."""
     rows = []
     contexts = event.get("contexts")
-    for name, value in (contexts.items() if isinstance(contexts, dict) else []):
+    for name, value in list(contexts.items() if isinstance(contexts, dict) else [])[:MAX_PAIRS]:
         rows.append((_text(name), _json(value)))
     for key in ("request", "user", "sdk"):
         if event.get(key):
@@ -140,7 +158,7 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
 
     def walk(root: str) -> None:
         todo = [(root, 0)]  # a stack: the next row on top, its siblings below it
-        while todo:
+        while todo and len(rows) < MAX_SPAN_ROWS:
             span_id, depth = todo.pop()
             if span_id in shown:
                 continue
@@ -151,7 +169,7 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
                 "duration": f"{(node['end'] - node['start']) * 1000:.1f} ms",
                 "left": f"{(node['start'] - begin) / length * 100:.2f}%",
                 "width": f"{max((node['end'] - node['start']) / length * 100, 0.3):.2f}%",
-                "indent": f"{depth * 1.25:g}em",
+                "indent": f"{min(depth, MAX_INDENT_DEPTH) * 1.25:g}em",
             })
             todo.extend((child, depth + 1) for child in reversed(by_start(children.get(span_id, []))))
 
@@ -159,6 +177,9 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
         walk(root)
     for span_id in by_start([s for s in order if s not in shown]):  # parents in a loop: no root leads there
         walk(span_id)
+    if len(nodes) > len(rows):
+        rows.append({"label": f"{len(nodes) - len(rows)} more spans not shown", "op": "", "kind": "span",
+                     "duration": "", "left": "0.00%", "width": "0.00%", "indent": "0em"})
     return rows
 
 

@@ -78,15 +78,35 @@ def test_iso_timestamps_as_sentry_python_sends_them_are_placed_too() -> None:
         ("handler", "500.0 ms", "0.00%"), ("select 1", "100.0 ms", "20.00%")]
 
 
-def test_a_trace_of_100000_nested_spans_is_shown_whole() -> None:
+def test_a_trace_of_100000_nested_spans_is_walked_and_its_first_rows_shown() -> None:
     depth = 100_000
     spans = [{"span_id": f"s{n}", "parent_span_id": f"s{n - 1}" if n else "root", "op": "db", "description": f"q{n}",
               "start_timestamp": 10.0 + n / depth, "timestamp": 11.0} for n in range(depth)]
     transaction = {"transaction": "/deep", "start_timestamp": 10.0, "timestamp": 11.0,
                    "contexts": {"trace": {"span_id": "root"}}, "spans": spans}
     rows = present.waterfall_rows([transaction])
-    assert len(rows) == depth + 1 and [r["label"] for r in rows[:3]] == ["/deep", "q0", "q1"]
-    assert (rows[-1]["label"], rows[-1]["indent"]) == (f"q{depth - 1}", f"{depth * 1.25:g}em")
+    shown = present.MAX_SPAN_ROWS
+    assert len(rows) == shown + 1 and [r["label"] for r in rows[:3]] == ["/deep", "q0", "q1"]
+    assert rows[shown - 1]["label"] == f"q{shown - 2}"
+    assert rows[shown - 1]["indent"] == f"{present.MAX_INDENT_DEPTH * 1.25:g}em"
+    assert rows[-1]["label"] == f"{depth + 1 - shown} more spans not shown"
+
+
+def test_an_event_shows_a_bounded_number_of_rows_of_each_kind() -> None:
+    """A 1 MiB item can hold 100,000 breadcrumbs or exceptions: the page gets a bounded number."""
+    crumbs = [{"message": f"c{n}", "timestamp": 1.0} for n in range(100_000)]
+    chain = [{"type": "E", "value": str(n), "stacktrace": {"frames": [{"function": "f"}] * 3}} for n in range(10_000)]
+    event = {"breadcrumbs": {"values": crumbs}, "exception": {"values": chain},
+             "tags": {f"t{n}": "v" for n in range(10_000)}, "contexts": {f"c{n}": {} for n in range(10_000)}}
+    breadcrumbs = present.breadcrumb_rows(event)
+    assert len(breadcrumbs) == present.MAX_BREADCRUMBS + 1
+    assert breadcrumbs[0]["message"] == f"{100_000 - present.MAX_BREADCRUMBS} older breadcrumbs not shown"
+    assert breadcrumbs[-1]["message"] == "c99999"  # the newest kept
+    stack = present.stack_rows(event)
+    assert present.MAX_STACK_ROWS <= len(stack) <= present.MAX_STACK_ROWS + 4
+    assert stack[0]["text"] == "E: 9999" and stack[-1]["text"] == "(more exceptions and frames not shown)"
+    assert len(present.tag_rows(event)) <= present.MAX_PAIRS
+    assert len(present.context_rows(event)) <= present.MAX_PAIRS
 
 
 def test_spans_whose_parents_form_a_loop_are_still_shown_once() -> None:
