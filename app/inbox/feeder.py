@@ -28,10 +28,9 @@ from sqlalchemy import exists, insert, select
 from app.inbox.retention import Retention
 from app.inbox.store import READ, READ_ERRORS, Incoming, Ingested, InboxStore
 from app.monitoring.leases import Lease
-from app.monitoring.outbox import LOCAL, TABLE as OUTBOX, OutboxStore
+from app.monitoring.outbox import LOCAL, REJECTED, TABLE as OUTBOX, OutboxStore
 
 logger = logging.getLogger(__name__)
-REJECTED = "rejected"
 BATCH = 200
 MAX_BACKOFF_S = 30.0
 

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.inbox.fields import cut, text
+from app.inbox.fields import cut
 
 TITLE_LENGTH = 200
 MESSAGE_LENGTH = 8192  # a message, an exception value, a fingerprint part (Relay's MaxChars::Message)

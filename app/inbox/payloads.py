@@ -20,7 +20,7 @@ import re
 from itertools import accumulate
 from typing import Any
 
-from app.monitoring.envelope import _reject_constant as reject_constant
+from app.monitoring.envelope import reject_constant
 
 MAX_DEPTH = 128
 

@@ -214,14 +214,14 @@ def _json_object(line: bytes, what: str) -> dict[str, object]:
     return value
 
 
-def _reject_constant(name: str) -> object:
+def reject_constant(name: str) -> object:
     """JSON has no NaN or Infinity; Python's decoder accepts them unless told not to."""
     raise ValueError(f"{name} is not a JSON value")
 
 
 # One decoder for every header line (and container record): `json.loads` with options builds a new
 # one per call.
-STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+STRICT_JSON = json.JSONDecoder(parse_constant=reject_constant)
 
 
 def _is_text(value: object) -> TypeGuard[str]:
