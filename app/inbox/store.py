@@ -23,7 +23,7 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, case, insert, select, update
 
-from app.inbox import payloads, states
+from app.inbox import eviction, payloads, states
 from app.inbox.fields import cut, seconds, text
 from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
 from app.inbox.reading import InboxReader, TraceReader  # noqa: F401 (imported from here too)
@@ -313,19 +313,18 @@ class InboxStore:
             connection.execute(insert(COUNTS).values(project_id=project_id, kind=kind, key=key, count=count))
 
     def delete_issue(self, issue_id: int, actor: str) -> int:
-        """Delete the issue with its stored events, their feedback and its history; how many events
-        went. The envelopes they were stored in go at retention's next pass. An event with the same
-        fingerprint later starts a new issue. `StateError` if there is no such issue."""
+        """Delete the issue with its stored events (and the envelopes no other kept event is stored
+        in), their feedback and its history, as retention deletes issues (app/inbox/eviction.py); how
+        many events went. An event with the same fingerprint later starts a new issue. `StateError`
+        if there is no such issue."""
         with self.engine.begin() as connection:
             if connection.execute(select(ISSUES.c.id).where(ISSUES.c.id == issue_id)).first() is None:
                 raise states.StateError(f"There is no issue {issue_id}.")
-            event_ids = select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id).scalar_subquery()
-            connection.execute(sqlalchemy.delete(FEEDBACK).where(FEEDBACK.c.event_id.in_(event_ids)))
-            events = connection.execute(sqlalchemy.delete(EVENTS).where(EVENTS.c.issue_id == issue_id)).rowcount
-            connection.execute(sqlalchemy.delete(states.CHANGES).where(states.CHANGES.c.issue_id == issue_id))
-            connection.execute(sqlalchemy.delete(ISSUES).where(ISSUES.c.id == issue_id))
+            events = connection.execute(
+                select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)).scalar_one()
+            eviction.delete_issues(connection, [issue_id])
         logger.info("issue %d deleted by %s with %d stored events", issue_id, actor, events)
-        return int(events or 0)
+        return int(events)
 
     def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
