@@ -23,6 +23,7 @@ from urllib.parse import parse_qs
 
 import anyio.to_thread
 
+from app.inbox import payloads
 from app.inbox.store import InboxStore, UnknownProject
 from app.monitoring import encodings, envelope
 from app.monitoring.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
@@ -134,13 +135,12 @@ class Ingest:
 
 
 def _json_event(body: bytes) -> dict[str, object]:
-    """The event of a /store/ body: a JSON object (NaN and Infinity are not JSON; nor is too deep)."""
+    """The event of a /store/ body: a JSON object, read as the inbox reads every payload
+    (app/inbox/payloads.py: not too deep, no NaN, Infinity or 1e999)."""
     try:
-        event = envelope.STRICT_JSON.decode(body.decode("utf-8"))
-    except RecursionError:
-        raise envelope.EnvelopeError(400, "The event is nested too deeply.") from None
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN and Infinity
-        raise envelope.EnvelopeError(400, f"The event is not valid JSON ({exc}).") from None
+        event = payloads.loads(body)
+    except payloads.UnreadablePayload as exc:
+        raise envelope.EnvelopeError(400, f"The event is not readable: {exc}") from None
     if not isinstance(event, dict):
         raise envelope.EnvelopeError(400, "The event must be a JSON object.")
     return event

@@ -15,12 +15,11 @@ Anything unreadable raises `UnreadablePayload` (a `ValueError`) with a sentence.
 from __future__ import annotations
 
 import json
-import math
 import re
 from itertools import accumulate
 from typing import Any
 
-from app.monitoring.envelope import reject_constant
+from app.monitoring.envelope import STRICT_JSON
 
 MAX_DEPTH = 128
 
@@ -45,16 +44,6 @@ def depth(data: bytes) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:40]} is too large for a number")
-    return value
-
-
-_DECODER = json.JSONDecoder(parse_constant=reject_constant, parse_float=_finite)
-
-
 def loads(data: bytes | str) -> Any:
     """The JSON value of `data`; `UnreadablePayload` if it is not one this inbox reads."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
@@ -62,7 +51,7 @@ def loads(data: bytes | str) -> Any:
         raise UnreadablePayload(f"The JSON is nested more than {MAX_DEPTH} levels deep.")
     try:
         text = data if isinstance(data, str) else data.decode(json.detect_encoding(data))
-        return _DECODER.decode(text)
+        return STRICT_JSON.decode(text)
     except RecursionError:  # not reached after the check above, but never let it out
         raise UnreadablePayload(f"The JSON is nested more than {MAX_DEPTH} levels deep.") from None
     except ValueError as exc:  # JSONDecodeError, bad UTF-8, non-finite numbers, ints too long to convert

@@ -20,6 +20,7 @@ is lenient in the ways real clients need, and says so:
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import TypeGuard
@@ -219,9 +220,18 @@ def reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON value")
 
 
-# One decoder for every header line (and container record): `json.loads` with options builds a new
-# one per call.
-STRICT_JSON = json.JSONDecoder(parse_constant=reject_constant)
+def finite(text: str) -> float:
+    """A JSON number as a float, refused when too large for one (`1e999` would be infinity)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is too large for a number")
+    return value
+
+
+# The one strict decoder for JSON from outside: every header line and container record here, and
+# every payload the inbox reads (app/inbox/payloads.py). `json.loads` with options builds a new
+# decoder per call.
+STRICT_JSON = json.JSONDecoder(parse_constant=reject_constant, parse_float=finite)
 
 
 def _is_text(value: object) -> TypeGuard[str]:
