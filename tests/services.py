@@ -67,6 +67,17 @@ def _wait(ready: callable, what: str, process: subprocess.Popen[bytes], log: Pat
     raise RuntimeError(f"{what} did not start within {timeout:g} s:\n{log.read_text(errors='replace')[-2000:]}")
 
 
+def read_value(database_url: str, sql: str, **params: object) -> object:
+    """One value from another process's database (a running app's), with a connection of its own
+    that is closed at once (None if no row)."""
+    engine = sqlalchemy.create_engine(database_url, poolclass=sqlalchemy.pool.NullPool)
+    try:
+        with engine.connect() as connection:
+            return connection.execute(sqlalchemy.text(sql), params).scalar()
+    finally:
+        engine.dispose()
+
+
 def children(pid: int) -> list[int]:
     """The processes whose parent is `pid` (a server's workers), from /proc."""
     found = []

@@ -3,19 +3,14 @@ database (app/inbox/projects.py), so tests read it there, as the app's pages do 
 
 from __future__ import annotations
 
-import sqlalchemy
-
 from app.monitoring.settings import LOCAL_PROJECT_ID, Dsn, local_dsn_with
 from tests.e2e.app_server import AppServer
+from tests.services import read_value
 
 
 def local_dsn(server: AppServer) -> Dsn:
     """`http://<key>@localhost/1` of the running app (it made the key when it first started)."""
-    engine = sqlalchemy.create_engine(server.env["DATABASE_URL"], poolclass=sqlalchemy.pool.NullPool)
-    try:
-        with engine.connect() as connection:
-            key = connection.execute(sqlalchemy.text("select public_key from inbox_project where id = :id"),
-                                     {"id": LOCAL_PROJECT_ID}).scalar_one()
-    finally:
-        engine.dispose()
+    key = read_value(server.env["DATABASE_URL"], "select public_key from inbox_project where id = :id",
+                     id=LOCAL_PROJECT_ID)
+    assert isinstance(key, str), "the app under test has no local project"
     return local_dsn_with(key)

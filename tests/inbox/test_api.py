@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from collections.abc import AsyncIterator
 
 import httpx
@@ -13,6 +11,7 @@ import pytest
 from app.inbox import api
 from app.inbox.accounts import COOKIE, Accounts, Viewer
 from app.inbox.store import InboxReader, InboxStore
+from tests.concurrency import Peak
 from tests.inbox.test_store import error, event_envelope
 
 pytestmark = pytest.mark.anyio
@@ -218,23 +217,16 @@ async def test_a_removed_users_session_ends_at_once(inbox: InboxStore) -> None:
 
 async def test_passwords_are_checked_a_few_at_a_time(inbox: InboxStore) -> None:
     """Each scrypt run takes 16 MiB: a burst of sign-ins must not run dozens at once."""
-    running = peak = 0
-    lock = threading.Lock()
+    peak = Peak()
 
     class Counted(Accounts):
         def authenticate(self, name: str, password: str) -> Viewer | None:
-            nonlocal running, peak
-            with lock:
-                running += 1
-                peak = max(peak, running)
-            time.sleep(0.05)
-            with lock:
-                running -= 1
-            return None
+            with peak.inside():
+                return None
 
     app = api.build(InboxReader(inbox.engine), Counted(inbox.engine, from_env={}))
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8000") as proxy:
         await asyncio.gather(*(proxy.post(api.SIGN_IN, data={"name": f"n{i}", "password": "x"},
                                           headers={"X-Forwarded-For": f"203.0.113.{i}"}) for i in range(12)))
-    assert 1 <= peak <= api.PASSWORDS_AT_ONCE
+    assert 1 <= peak.most <= api.PASSWORDS_AT_ONCE

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import threading
-import time
 
 import pytest
 
 from app.monitoring.asgi import Request
 from app.monitoring.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
 from app.monitoring.settings import Settings
+from tests.concurrency import Peak
 
 pytestmark = pytest.mark.anyio
 
@@ -30,20 +30,14 @@ async def test_only_a_small_plain_body_is_parsed_on_the_event_loop() -> None:
 
 async def test_heavy_bodies_are_worked_on_a_few_at_a_time() -> None:
     intake = Intake(Settings.from_env({}))
-    running, most = 0, 0
-    lock = threading.Lock()
+    peak = Peak()
 
     def work(raw: bytes, content_encoding: str) -> None:
-        nonlocal running, most
-        with lock:
-            running += 1
-            most = max(most, running)
-        time.sleep(0.05)
-        with lock:
-            running -= 1
+        with peak.inside():
+            pass
 
     await asyncio.gather(*(intake.heavy(work, b"x" * (INLINE_BYTES + 1), "") for _ in range(3 * HEAVY_AT_ONCE)))
-    assert most == HEAVY_AT_ONCE
+    assert peak.most == HEAVY_AT_ONCE
 
 
 def test_the_client_is_the_peer_or_who_a_proxy_on_this_machine_names() -> None:

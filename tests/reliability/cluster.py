@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import sqlalchemy
 
 from tests.e2e.app_server import ROOT
-from tests.services import children, free_port, stop_group
+from tests.services import children, free_port, read_value, stop_group
 
 GRANIAN = str(Path(sys.executable).parent / "granian")
 
@@ -70,14 +69,8 @@ class Tunnels:
 
     def lease_holder_pid(self, name: str) -> int | None:
         """The pid of the worker holding lease `name` (app/monitoring/leases.py), if any."""
-        engine = sqlalchemy.create_engine(self.env["DATABASE_URL"], poolclass=sqlalchemy.pool.NullPool)
-        try:
-            with engine.connect() as connection:
-                holder = connection.execute(sqlalchemy.text("select holder from worker_lease where name = :name"),
-                                            {"name": name}).scalar()
-        finally:
-            engine.dispose()
-        return int(holder.split(":")[1]) if holder else None
+        holder = read_value(self.env["DATABASE_URL"], "select holder from worker_lease where name = :name", name=name)
+        return int(str(holder).split(":")[1]) if holder else None
 
     def stop(self) -> None:
         process, self.process = self.process, None
