@@ -1,0 +1,38 @@
+"""What the parts of source-map handling share: a stored map, and how symbolication finds one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """The Python behind a generated route module: what was given to `app.add_page`."""
+
+    module: str  # "app.pages.try_errors"
+    function: str  # "page"
+    file: str  # project-relative: "app/pages/try_errors.py"
+    line: int  # the function's first line, 0 when unknown
+
+
+@dataclass(frozen=True)
+class StoredMap:
+    """One JavaScript file as it was served, with its source map."""
+
+    debug_id: str  # lower-case UUID with dashes; "" when the file has none (dev modules)
+    asset_path: str  # URL path it is served at: "/assets/_index-CQSUJ9PM.js"
+    build_id: str  # the build it belongs to ("dev" for modules read from the dev server)
+    source: bytes  # the served (minified, debug-ID-injected) JavaScript
+    sourcemap: bytes  # the source map (JSON)
+    # Original source path (project-relative, as symbolication names it) → its Python page.
+    pages: dict[str, PageSource] = field(default_factory=dict)
+
+
+class MapLookup(Protocol):
+    """Where symbolication finds maps. Each call may touch the database or the network: call it
+    off the event loop. None: there is no such map."""
+
+    def by_debug_id(self, debug_id: str) -> StoredMap | None: ...
+
+    def by_asset_path(self, asset_path: str) -> StoredMap | None: ...
