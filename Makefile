@@ -6,27 +6,45 @@ PY     := $(VENV)/bin/python
 REFLEX := $(VENV)/bin/reflex
 # The `bun` npm package ships the real binary; Reflex is pointed at it in rxconfig.py.
 BUN    := .tools/node_modules/bun/bin/bun.exe
+# npm tools besides bun, pinned: sentry-cli gives each production chunk its debug ID
+# (app/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
+# esbuild is the "other bundler" of the source-map tests and benchmarks.
+NPM_TOOLS := @sentry/cli@3.8.0 esbuild@0.28.2
+TOOLS_LIST := .tools/packages.txt
 CHROMIUM := /usr/bin/chromium
 
 # Reflex probes several npm registries and picks one; use the one npm is configured with instead.
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null)
 export REFLEX_TELEMETRY_ENABLED := false
 
-.PHONY: setup run prod test test-deps unit e2e clean
+.PHONY: setup run prod test test-deps unit e2e clean FORCE
 
-setup: $(VENV)/.installed $(BUN)
+setup: $(VENV)/.installed .tools/.installed
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-# Reflex pins the bun version; read it from the installed Reflex so the two never drift.
-$(BUN): | $(VENV)/.installed
-	npm install --prefix .tools --no-save --no-package-lock --no-audit --no-fund \
-	  "bun@$$($(PY) -c 'from reflex_base.constants import Bun; print(Bun.VERSION)')"
+# The npm tools, listed with versions; rewritten only when the list changes (a newer Reflex pins
+# another bun, or NPM_TOOLS was edited), which reinstalls them. Reflex pins the bun version; read it
+# from the installed Reflex so the two never drift.
+$(TOOLS_LIST): FORCE | $(VENV)/.installed
+	@mkdir -p .tools
+	@echo "bun@$$($(PY) -c 'from reflex_base.constants import Bun; print(Bun.VERSION)') $(NPM_TOOLS)" > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+# One install of all of them: `--no-save` removes whatever a run does not name. The sentry-cli binary
+# comes from the registry (optional dependency), never from Sentry's CDN.
+.tools/.installed: $(TOOLS_LIST)
+	SENTRYCLI_SKIP_DOWNLOAD=1 npm install --prefix .tools --no-save --no-package-lock --no-audit --no-fund \
+	  $$(cat $(TOOLS_LIST))
 	$(BUN) --version
+	.tools/node_modules/.bin/sentry-cli --version
+	.tools/node_modules/.bin/esbuild --version
 	touch $@
+
+FORCE:
 
 run: setup
 	$(REFLEX) run

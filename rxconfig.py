@@ -7,6 +7,7 @@ import reflex as rx
 
 from app.monitoring.browser import BrowserMonitoringPlugin
 from app.monitoring.vite_config import ViteConfigPlugin
+from app.sourcemaps.build_step import SourceMapsPlugin
 
 ROOT = Path(__file__).resolve().parent
 # SQLite lives in a hidden folder: dev-mode hot reload watches the project's visible files, and
@@ -26,6 +27,6 @@ config = rx.Config(
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin(), ViteConfigPlugin(), BrowserMonitoringPlugin()],
+    plugins=[rx.plugins.RadixThemesPlugin(), ViteConfigPlugin(), BrowserMonitoringPlugin(), SourceMapsPlugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

@@ -229,3 +229,33 @@ class WorkerLease(SQLModel, table=True):
     name: str = Field(primary_key=True)
     holder: str
     until: float  # epoch seconds; expired leases may be taken
+
+
+class SourceMapBuild(SQLModel, table=True):
+    """A production build of the app's front end whose source maps are kept (app/sourcemaps/library.py)."""
+
+    __tablename__ = "sourcemap_build"
+
+    id: int | None = Field(default=None, primary_key=True)
+    build_id: str = Field(unique=True)  # a hash of the served JavaScript (app/sourcemaps/build_step.py)
+    created_at: float  # when it was built; the newest LOOKOUT_SOURCEMAP_BUILDS are kept
+    pages: str = "{}"  # JSON: generated route or component module → its Python page (app/sourcemaps/pages.py)
+
+
+class SourceMapFile(SQLModel, table=True):
+    """One JavaScript chunk of a build as it was served, with its source map."""
+
+    __tablename__ = "sourcemap_file"
+    __table_args__ = (
+        Index("ix_sourcemap_file_debug_id", "debug_id"),
+        Index("ix_sourcemap_file_asset_path", "asset_path"),
+        Index("ix_sourcemap_file_build", "build"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    build: int = Field(foreign_key="sourcemap_build.id")
+    debug_id: str  # lower-case UUID; one chunk's ID may recur in builds that left it unchanged
+    asset_path: str  # URL path: "/assets/_index-CQSUJ9PM.js"
+    sha256: str  # of `source`
+    source: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # the served, injected JavaScript
+    sourcemap: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

@@ -8,13 +8,15 @@ from collections.abc import AsyncIterator
 from app import db
 from app.inbox.projects import settle_local_dsn
 from app.monitoring.settings import SETTINGS
+from app.sourcemaps import library as sourcemap_library
 
 logger = logging.getLogger(__name__)
 
 
 @contextlib.asynccontextmanager
 async def prepare_process() -> AsyncIterator[None]:
-    """Bring the database schema up to date, read this install's local DSN from it, then settle the heap.
+    """Bring the database schema up to date, read this install's local DSN from it, import the source
+    maps of the builds on disk (app/sourcemaps/library.py), then settle the heap.
 
     A prod worker is forked from a process that has used the database already: the connections
     in the pool it inherits are the parent's sockets, and sharing them corrupts both sides'
@@ -28,6 +30,9 @@ async def prepare_process() -> AsyncIterator[None]:
     revision = db.migrate(db.engine())
     logger.info("database schema at revision %s", revision)
     settle_local_dsn(SETTINGS, db.engine())  # the inbox's key, before anything reports with it
+    # The maps of the builds on this machine, before serving (every worker; the first one imports).
+    imported = sourcemap_library.import_present(db.engine(), keep=SETTINGS.sourcemap_builds)
+    logger.info("source maps of %d builds present (%s)", len(imported), ", ".join(imported) or "none built here")
     gc.collect()
     gc.freeze()
     yield

@@ -8,7 +8,14 @@
 - **Title**: "Type: value" of the main exception (the last in the chain: the one that was raised),
   or the message's first line.
 - **Culprit**: where it happened: the innermost in-app frame ("module in function"), or the
-  innermost frame when the SDK marked none, or what the event itself names.
+  innermost frame when the SDK marked none, or what the event itself names. Browser frames are
+  symbolicated before grouping (app/sourcemaps/symbolicate.py), so `stacktrace` holds the original
+  frames: a mapped frame reads "<project-relative source> in <original function>" — no chunk hash,
+  minified name, build directory or column, so two builds of the same code give one issue. When
+  that frame has no function (none in the map, or an anonymous one: "<anonymous>"), the Python
+  page the innermost frame with `data.python_page` was generated from names it instead
+  ("app/pages/try_errors.py in page"); with none, the source alone. Frames that were not mapped
+  are read as before.
 
 SDKs send many shapes (messages as strings or objects, exceptions as a list or `{"values": []}`,
 frames as null, fingerprint parts as numbers): every reader here accepts them all.
@@ -34,6 +41,7 @@ MESSAGE_LENGTH = 8192  # a message, an exception value, a fingerprint part (Rela
 SYMBOL_LENGTH = 256  # an exception type, a frame's module, file or function (MaxChars::Symbol, ::Path)
 CULPRIT_LENGTH = 200  # a culprit, a transaction (MaxChars::Culprit)
 LEVEL_LENGTH = 128  # (MaxChars::EnumLike)
+ANONYMOUS = "<anonymous>"  # the scope name source maps give an anonymous function
 DEFAULT_PART = re.compile(r"^\{\{\s*default\s*\}\}$")
 # Order matters: a UUID or an address would otherwise lose its digits to the number rule first.
 VARIABLE_PARTS = (
@@ -133,11 +141,31 @@ def find_culprit(event: dict[str, Any], exception: dict[str, Any] | None) -> str
     if frame is not None:
         where = next((found for key in ("module", "filename", "abs_path") if (found := cut(frame.get(key), SYMBOL_LENGTH))), "")
         function = cut(frame.get("function"), SYMBOL_LENGTH)
+        if mapped(frame) and function == ANONYMOUS:
+            function = ""
         if where and function:
             return f"{where} in {function}"[:CULPRIT_LENGTH]
+        if (page := python_page(stack)) is not None:
+            return page
         if where or function:
             return (where or function)[:CULPRIT_LENGTH]
     return cut(event.get("culprit"), CULPRIT_LENGTH) or cut(event.get("transaction"), CULPRIT_LENGTH)
+
+
+def mapped(frame: dict[str, Any]) -> bool:
+    """Whether symbolication mapped the frame to its original source."""
+    data = frame.get("data")
+    return isinstance(data, dict) and isinstance(data.get("sourcemap"), dict)
+
+
+def python_page(stack: list[dict[str, Any]]) -> str | None:
+    """"<file> in <function>" of the Python page of the innermost mapped frame that names one."""
+    for frame in reversed(stack):
+        page = frame["data"].get("python_page") if mapped(frame) else None
+        if isinstance(page, dict) and (file := cut(page.get("file"), SYMBOL_LENGTH)):
+            function = cut(page.get("function"), SYMBOL_LENGTH)
+            return (f"{file} in {function}" if function else file)[:CULPRIT_LENGTH]
+    return None
 
 
 def message_of(event: dict[str, Any]) -> tuple[str, str] | None:

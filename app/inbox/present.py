@@ -1,8 +1,7 @@
 """A stored event made ready for display: flat rows of plain strings, so that pages render
 everything as text (never as HTML) and each row is one `rx.foreach` item.
 
-- `stack_rows`: for each exception of the chain, raised one first, a heading row and its frames,
-  innermost first; in-app frames are marked, context lines kept when the SDK sent them.
+- The exception chain and its frames: app/inbox/present_stack.py.
 - `breadcrumb_rows`, `tag_rows`, `context_rows`: the rest of what Sentry's event page shows.
 """
 
@@ -13,41 +12,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.inbox.fields import seconds, text
-from app.inbox.grouping import exceptions, frames
 
-MAX_FRAMES = 200
 MAX_TEXT = 2000
 # Rows sent to a page at most: an event or trace may hold far more (100,000 breadcrumbs fit in a
 # 1 MiB item), and every row travels over the websocket and is rendered. The last row says how
-# many more there are.
-MAX_STACK_ROWS = 1000
+# many more there are (the stack's bound: present_stack.MAX_STACK_ROWS).
 MAX_BREADCRUMBS = 200  # the newest (Sentry's SDKs keep 100)
 MAX_PAIRS = 200  # tags, contexts
 MAX_SPAN_ROWS = 2000
 MAX_INDENT_DEPTH = 40  # deeper spans are drawn at this depth (the row still says where it is on the timeline)
-
-
-def stack_rows(event: dict[str, Any]) -> list[dict[str, str]]:
-    rows: list[dict[str, str]] = []
-    chain = exceptions(event)
-    for exception in reversed(chain[-MAX_STACK_ROWS:]):
-        if len(rows) >= MAX_STACK_ROWS:
-            rows.append({"kind": "exception", "text": "(more exceptions and frames not shown)", "detail": "", "in_app": ""})
-            break
-        kind = _text(exception.get("type")) or "Error"
-        value = _text(exception.get("value"))
-        rows.append({"kind": "exception", "text": f"{kind}: {value}" if value else kind, "detail": "", "in_app": ""})
-        for frame in list(reversed(frames(exception)))[:MAX_FRAMES]:
-            where = _text(frame.get("module")) or _text(frame.get("filename")) or _text(frame.get("abs_path")) or "?"
-            line = f":{frame['lineno']}" if isinstance(frame.get("lineno"), int) else ""
-            function = _text(frame.get("function")) or "?"
-            rows.append({
-                "kind": "frame",
-                "text": f"{where}{line} in {function}",
-                "detail": _text(frame.get("context_line")).strip(),
-                "in_app": "yes" if frame.get("in_app") is True else "",
-            })
-    return rows
 
 
 def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
@@ -61,11 +34,11 @@ def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
     for crumb in values[-MAX_BREADCRUMBS:]:
         if not isinstance(crumb, dict):
             continue
-        message = _text(crumb.get("message")) or (_json(crumb["data"]) if crumb.get("data") else "")
+        message = display(crumb.get("message")) or (_json(crumb["data"]) if crumb.get("data") else "")
         rows.append({
             "time": _clock(crumb.get("timestamp")),
-            "category": _text(crumb.get("category")) or _text(crumb.get("type")) or "default",
-            "level": _text(crumb.get("level")) or "info",
+            "category": display(crumb.get("category")) or display(crumb.get("type")) or "default",
+            "level": display(crumb.get("level")) or "info",
             "message": message,
         })
     return rows
@@ -77,12 +50,12 @@ def tag_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     for pair in pairs:
         if isinstance(pair, (list, tuple)) and len(pair) == 2:
-            rows.append((_text(pair[0]), _text(pair[1])))
+            rows.append((display(pair[0]), display(pair[1])))
         if len(rows) >= MAX_PAIRS:
             break
     for key in ("environment", "release", "platform", "level", "server_name", "transaction"):
         if event.get(key) not in (None, ""):
-            rows.append((key, _text(event[key])))
+            rows.append((key, display(event[key])))
     return sorted(set(rows))
 
 
@@ -91,7 +64,7 @@ def context_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     contexts = event.get("contexts")
     for name, value in list(contexts.items() if isinstance(contexts, dict) else [])[:MAX_PAIRS]:
-        rows.append((_text(name), _json(value)))
+        rows.append((display(name), _json(value)))
     for key in ("request", "user", "sdk"):
         if event.get(key):
             rows.append((key, _json(event[key])))
@@ -99,7 +72,7 @@ def context_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _json(value: Any) -> str:
-    return _text(json.dumps(value, sort_keys=True, default=str))
+    return display(json.dumps(value, sort_keys=True, default=str))
 
 
 def _clock(value: Any) -> str:
@@ -110,7 +83,7 @@ def _clock(value: Any) -> str:
         return ""
 
 
-def _text(value: Any) -> str:
+def display(value: Any) -> str:
     """The value as a string, cut at MAX_TEXT characters for display."""
     shown = text(value)
     return shown if len(shown) <= MAX_TEXT else shown[:MAX_TEXT] + "…"
@@ -136,13 +109,13 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
         contexts = transaction.get("contexts")
         trace = contexts.get("trace") if isinstance(contexts, dict) else None
         trace = trace if isinstance(trace, dict) else {}
-        add(_text(trace.get("span_id")), _text(trace.get("parent_span_id")), transaction.get("start_timestamp"),
-            transaction.get("timestamp"), _text(transaction.get("transaction")), _text(trace.get("op")), "transaction")
+        add(display(trace.get("span_id")), display(trace.get("parent_span_id")), transaction.get("start_timestamp"),
+            transaction.get("timestamp"), display(transaction.get("transaction")), display(trace.get("op")), "transaction")
         spans = transaction.get("spans")
         for span in spans if isinstance(spans, list) else []:
             if isinstance(span, dict):
-                add(_text(span.get("span_id")), _text(span.get("parent_span_id")), span.get("start_timestamp"),
-                    span.get("timestamp"), _text(span.get("description")) or _text(span.get("op")), _text(span.get("op")), "span")
+                add(display(span.get("span_id")), display(span.get("parent_span_id")), span.get("start_timestamp"),
+                    span.get("timestamp"), display(span.get("description")) or display(span.get("op")), display(span.get("op")), "span")
     if not nodes:
         return []
     begin = min(n["start"] for n in nodes.values())

@@ -1,7 +1,8 @@
 """The reporting pipeline of this backend process, built once from the settings.
 
     browser SDK ──POST──▶ tunnel ──commit──▶ outbox (SQL) ──forwarder──▶ Sentry
-    server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN (inbox)
+    server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN: the
+                                                      feeder reads it, symbolicated, into the inbox
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import sentry_sdk
 
@@ -27,12 +29,18 @@ from app.monitoring.settings import SETTINGS
 from app.monitoring.stats import TunnelStats
 from app.monitoring.supervisor import supervise
 from app.monitoring.tunnel import Tunnel
+from app.sourcemaps.dev_modules import with_dev_server
+from app.sourcemaps.library import MapLibrary
+from app.sourcemaps.symbolicate import Symbolicator
 
 limits = RateLimits()
 stats = TunnelStats()
 store = OutboxStore(db.engine())
 forwarder: Forwarder | None = None
-inbox = InboxStore(db.engine())
+# Browser frames are mapped with the stored builds' maps (and in dev mode the dev server's: run_inbox).
+library = MapLibrary(db.engine())
+symbolicator = Symbolicator(library)
+inbox = InboxStore(db.engine(), symbolicator)
 feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
 
 
@@ -67,13 +75,16 @@ async def run_server_sdk() -> AsyncIterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def run_inbox() -> AsyncIterator[None]:
+async def run_inbox(app: Any = None) -> AsyncIterator[None]:
     """Lifespan task, local mode (no SENTRY_DSN): the local DSN's project exists, and what the
-    outbox holds for it is read into the inbox while the backend runs."""
+    outbox holds for it is read into the inbox while the backend runs. `app`: the rx.App, which
+    Reflex passes to a lifespan task that asks for it."""
     global feeder
     task = None
     if SETTINGS.dsn is None:
         await asyncio.to_thread(inbox.ensure_project, settle_local_dsn(SETTINGS, db.engine()))
+        if app is not None:  # dev mode: the dev server's modules too, with the app's pages
+            symbolicator.lookup = with_dev_server(library, app)
         feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)),
                              lease=Lease(db.engine(), "inbox-feeder"))
         with sentry_sdk.isolation_scope():  # its queries are no one's breadcrumbs

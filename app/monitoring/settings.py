@@ -110,6 +110,9 @@ class Settings:
     inbox_max_issues: int = 10_000
     # Everything the inbox keeps, in bytes (LOOKOUT_INBOX_MAX_BYTES; app/inbox/budget.py).
     inbox_max_bytes: int = 1024 * MIB
+    # Production builds whose source maps are kept, on disk and in the database (LOOKOUT_SOURCEMAP_BUILDS;
+    # app/sourcemaps/): tabs opened before a deploy still symbolicate.
+    sourcemap_builds: int = 20
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -231,6 +234,7 @@ class Settings:
             inbox_max_age_days=_positive_int(env, "LOOKOUT_INBOX_MAX_AGE_DAYS", defaults.inbox_max_age_days),
             inbox_max_issues=_positive_int(env, "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),
             inbox_max_bytes=_positive_int(env, "LOOKOUT_INBOX_MAX_BYTES", defaults.inbox_max_bytes),
+            sourcemap_builds=_positive_int(env, "LOOKOUT_SOURCEMAP_BUILDS", defaults.sourcemap_builds),
         )
 
 

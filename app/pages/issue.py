@@ -1,6 +1,10 @@
 """`/issue?id=N`: one issue: its counts and status, actions, history, and its latest event
 (exception chain with frames, breadcrumbs, tags, contexts). Every string from the event is
-rendered as text."""
+rendered as text.
+
+The stack view reads like Sentry's (rows from app/inbox/present_stack.py): in-app frames open with
+their context lines, library frames folded (`toggle_fold` opens one), and a switch between the
+original frames and the minified ones the browser sent (`show_frames`), offered when the event kept them."""
 
 from __future__ import annotations
 
@@ -10,9 +14,9 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, unless_refused
+from app.components.console import ConsoleState, ago, one_of, unless_refused
 from app.components.layout import layout
-from app.inbox import present, states
+from app.inbox import present, present_stack, states
 from app.inbox.store import InboxStore
 from app.pages.issues import reader
 
@@ -44,6 +48,9 @@ class IssueState(ConsoleState, rx.State):
     first_seen: str = ""
     last_seen: str = ""
     stack: list[dict[str, str]] = []
+    has_minified: bool = False  # the event kept the browser's minified frames: the switch is offered
+    frames_view: str = present_stack.ORIGINAL
+    opened_folds: list[int] = []  # the library folds shown open
     breadcrumbs: list[dict[str, str]] = []
     tags: list[tuple[str, str]] = []
     contexts: list[tuple[str, str]] = []
@@ -57,7 +64,7 @@ class IssueState(ConsoleState, rx.State):
     async def _read(self) -> None:
         wanted = issue_number(self.router.url.query_parameters.get("id", ""))
         if wanted != self.issue_id:
-            self.issue_id, self.position = wanted, 0
+            self.issue_id, self.position, self.opened_folds = wanted, 0, []
         issue = await anyio.to_thread.run_sync(reader().issue, self.issue_id)
         self.found = issue is not None
         if issue is None:
@@ -74,7 +81,10 @@ class IssueState(ConsoleState, rx.State):
             "when": ago(f["received_at"], now), "who": " ".join(filter(None, (f["name"], f["email"]))) or "someone",
             "message": f["message"],
         } for f in await anyio.to_thread.run_sync(reader().feedback, self.issue_id)]
-        self.stack = present.stack_rows(event)
+        self.has_minified = present_stack.has_minified(event)
+        if not self.has_minified:
+            self.frames_view = present_stack.ORIGINAL
+        self.stack = present_stack.stack_rows(event, self.frames_view, set(self.opened_folds))
         self.breadcrumbs = present.breadcrumb_rows(event)
         self.tags = present.tag_rows(event)
         self.contexts = present.context_rows(event)
@@ -91,7 +101,23 @@ class IssueState(ConsoleState, rx.State):
             return
         if isinstance(step, int) and not isinstance(step, bool):
             self.position = min(max(0, self.position + step), max(0, self.stored - 1))
+            self.opened_folds = []  # another event: other folds
         await self._read()
+
+    @rx.event
+    async def show_frames(self, view: str) -> None:
+        """Show the original frames, or the minified ones as the browser sent them."""
+        chosen = one_of(view, present_stack.VIEWS, present_stack.ORIGINAL)
+        if chosen != self.frames_view:
+            self.frames_view, self.opened_folds = chosen, []
+        await self._show()
+
+    @rx.event
+    async def toggle_fold(self, fold: int) -> None:
+        """Open or close a fold of library frames (its index among the stack's folds)."""
+        if isinstance(fold, int) and not isinstance(fold, bool) and 0 <= fold < present_stack.MAX_STACK_ROWS:
+            self.opened_folds = sorted(set(self.opened_folds) ^ {fold})
+        await self._show()
 
     confirming_delete: bool = False
 
@@ -146,16 +172,49 @@ def _action(element_id: str, label: str, to_status: str, next_release: bool, off
 
 
 def stack_row(row: rx.Var[dict[str, str]]) -> rx.Component:
-    return rx.cond(
-        row["kind"] == "exception",
-        rx.heading(row["text"], size="3", margin_top="0.75em", class_name="stack-exception"),
+    """One row of present_stack.stack_rows: every string is a text child, never HTML."""
+    return rx.match(
+        row["kind"],
+        ("exception", rx.heading(row["text"], size="3", margin_top="0.75em", class_name="stack-exception")),
+        ("fold", rx.button(
+            rx.cond(row["open"] == "yes", "▾ ", "▸ "), row["text"],
+            on_click=IssueState.toggle_fold(row["fold"].to(int)), variant="ghost", size="1", margin_left="1em",
+            custom_attrs={"aria-expanded": rx.cond(row["open"] == "yes", "true", "false")},
+            class_name=rx.cond(row["open"] == "yes", "stack-library-fold open", "stack-library-fold"),
+        )),
+        ("context", rx.el.div(
+            rx.el.span(row["number"], class_name="stack-context-number", display="inline-block", min_width="4em",
+                       text_align="right", color="var(--gray-10)"),
+            rx.el.span(rx.cond(row["marked"] == "yes", " → ", "   "), class_name="stack-context-marker"),
+            rx.el.span(row["text"]),
+            class_name=rx.cond(row["marked"] == "yes", "stack-context-line stack-context-current", "stack-context-line"),
+            font_family="var(--code-font-family)", font_size="12px", white_space="pre", overflow_x="auto",
+            padding_left="1em",
+            background=rx.cond(row["marked"] == "yes", "var(--amber-a4)", "var(--gray-a2)"),
+        )),
+        ("more", rx.text(row["text"], size="2", color_scheme="gray", class_name="stack-more")),
         rx.box(
             rx.text(row["text"], size="2", weight=rx.cond(row["in_app"] == "yes", "bold", "regular"),
-                    class_name=rx.cond(row["in_app"] == "yes", "stack-frame in-app", "stack-frame")),
-            rx.cond(row["detail"] != "", rx.code(row["detail"], size="1")),
-            padding_left="1em",
+                    class_name=rx.cond(row["in_app"] == "yes", "stack-frame in-app",
+                                       rx.cond(row["fold"] != "", "stack-frame library", "stack-frame"))),
+            rx.cond(row["page"] != "", rx.text(row["page"], size="1", color_scheme="blue", class_name="stack-python-page")),
+            rx.cond(row["error"] != "", rx.text(row["error"], size="1", color_scheme="orange",
+                                                class_name="stack-sourcemap-error")),
+            padding_left=rx.cond(row["fold"] != "", "2em", "1em"), margin_top="0.25em",
         ),
     )
+
+
+def frames_switch() -> rx.Component:
+    """Original / Minified, offered when the event kept the frames the browser sent."""
+    def choice(view: str, label: str) -> rx.Component:
+        return rx.button(label, on_click=IssueState.show_frames(view), size="1", id=f"stack-switch-{view}",
+                         variant=rx.cond(IssueState.frames_view == view, "solid", "outline"))
+
+    return rx.cond(IssueState.has_minified, rx.hstack(
+        rx.text("Frames:", size="2"), choice(present_stack.ORIGINAL, "Original"), choice(present_stack.MINIFIED, "Minified"),
+        align="center", spacing="2", id="stack-switch",
+    ))
 
 
 def page() -> rx.Component:
@@ -214,6 +273,7 @@ def page() -> rx.Component:
                     ),
                     rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
                             rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
+                    frames_switch(),
                     rx.box(rx.foreach(IssueState.stack, stack_row), id="issue-stack", width="100%"),
                     rx.heading("Breadcrumbs", size="4"),
                     rx.table.root(rx.table.body(rx.foreach(IssueState.breadcrumbs, lambda b: rx.table.row(

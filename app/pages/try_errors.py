@@ -19,12 +19,14 @@ logger = logging.getLogger(__name__)
 TITLE = "Try it · Lookout"
 SLOW_TITLE = "A slow page · Lookout"
 
-# (element id, button label, what it does in the page, as JavaScript run by rx.call_script)
+# (element id, button label, what it does in the page, as JavaScript run by rx.call_script). Each
+# case calls a function of TryCases below, which the build bundles into this page's route module:
+# its stack frames map back to that code and to this file (README, "Readable browser stacks").
 CASES: list[tuple[str, str, str]] = [
-    ("try-thrown", "Throw an error", "setTimeout(() => { throw new Error('Lookout try: a thrown error'); }, 0)"),
-    ("try-rejection", "Reject a promise", "Promise.reject(new Error('Lookout try: an unhandled rejection')); null"),
-    ("try-script", "Fail in a script call", "lookoutTryMissingFunction()"),
-    ("try-report", "Report an error", "window.lookout.captureException(new Error('Lookout try: a reported error'))"),
+    ("try-thrown", "Throw an error", "window.lookoutTry.thrown()"),
+    ("try-rejection", "Reject a promise", "window.lookoutTry.rejection(); null"),
+    ("try-script", "Fail in a script call", "window.lookoutTry.missingFunction()"),
+    ("try-report", "Report an error", "window.lookoutTry.report()"),
     ("try-log", "Write a log line", "window.lookout.logger.info('Lookout try: a log line', { page: 'try' }); window.lookout.flush()"),
 ]
 
@@ -95,6 +97,38 @@ class RenderBomb(rx.Component):
         ]
 
 
+class TryCases(rx.Component):
+    """The code the `/try` buttons run, compiled into the page's route module (not evaluated text,
+    which has no source map), so each error's frames name a real, mapped line."""
+
+    tag = "LookoutTryCases"
+
+    def add_custom_code(self) -> list[str]:
+        return [
+            "const lookoutTry = {\n"
+            "  thrown() {\n"
+            "    setTimeout(() => lookoutTry.throwLater(), 0);\n"
+            "  },\n"
+            "  throwLater() {\n"
+            "    throw new Error('Lookout try: a thrown error');\n"
+            "  },\n"
+            "  rejection() {\n"
+            "    Promise.reject(new Error('Lookout try: an unhandled rejection'));\n"
+            "  },\n"
+            "  missingFunction() {\n"
+            "    return lookoutTryMissingFunction();\n"
+            "  },\n"
+            "  report() {\n"
+            "    return window.lookout.captureException(new Error('Lookout try: a reported error'));\n"
+            "  },\n"
+            "};\n"
+            "if (typeof window !== 'undefined') window.lookoutTry = lookoutTry;\n"
+            "function LookoutTryCases() {\n"
+            "  return null;\n"
+            "}"
+        ]
+
+
 def _ping_url() -> str:
     """Reflex's own health route on this backend: a real outbound request for the trace."""
     from reflex_base.config import get_config
@@ -134,6 +168,7 @@ def page() -> rx.Component:
         ),
         rx.text(TryState.confirmation, id="try-confirmation", role="status"),
         RenderBomb.create(armed=TryState.bomb_armed),
+        TryCases.create(),
     )
 
 

@@ -22,8 +22,11 @@ class AppServerError(RuntimeError):
 class AppServer:
     """One production build of the app, served on one port, with its output kept in `log_path`."""
 
-    def __init__(self, log_path: Path, env: dict[str, str], port: int | None = None) -> None:
+    def __init__(self, log_path: Path, env: dict[str, str], port: int | None = None, root: Path = ROOT) -> None:
+        """`root`: the project to build and run (another copy of it, for a second build)."""
         self.log_path = log_path
+        self.root = root
+        self.tree_before: list[str] = []  # the project's git state before the build (tests/e2e/conftest.py)
         self.env = env
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -37,7 +40,7 @@ class AppServer:
         command = [str(REFLEX), "run", "--env", "prod", "--loglevel", "info",
                    "--frontend-port", str(self.port), "--backend-host", "0.0.0.0"]
         self._process = subprocess.Popen(
-            command, cwd=ROOT, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL,
+            command, cwd=self.root, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         log.close()

@@ -65,6 +65,57 @@ def test_the_sdks_fingerprint_wins_and_default_stands_for_the_usual_parts() -> N
     assert extended.parts == ("KeyError", "x <int>", "app.pages.orders in checkout", "tenant-a")
 
 
+def browser_frame(path: str, function: str | None, in_app: bool, page: bool = False, build: str = "b1",
+                  column: int = 10) -> dict[str, Any]:
+    """A frame as symbolication leaves it: mapped to its original source (app/sourcemaps/symbolicate.py)."""
+    data: dict[str, Any] = {"sourcemap": {"debug_id": f"{build}-id", "build_id": build, "resolved_with": "debug_id"}}
+    if page:
+        data["python_page"] = {"module": "app.pages.try_errors", "function": "page", "file": "app/pages/try_errors.py", "line": 30}
+    frame = {"filename": path, "abs_path": path, "lineno": 3, "colno": column, "in_app": in_app, "data": data}
+    return frame if function is None else {**frame, "function": function}
+
+
+def browser_error(*frames: dict[str, Any]) -> dict[str, Any]:
+    return {"platform": "javascript", "exception": {"values": [
+        {"type": "Error", "value": "Lookout try: a render error", "stacktrace": {"frames": list(frames)}}]}}
+
+
+ROUTE = ".web/app/routes/[try]._index.jsx"
+RUNTIME = ".web/utils/state.js"
+
+
+def test_a_mapped_stack_names_its_innermost_in_app_original_frame() -> None:
+    grouped = group(browser_error(browser_frame(ROUTE, "Component", True, page=True), browser_frame(RUNTIME, "dispatch", False),
+                                  browser_frame(".web/app_components/app/pages/try_errors.jsx", "renderBomb", True),
+                                  browser_frame(".web/node_modules/react-dom/index.js", "u", False)))
+    assert grouped.culprit == ".web/app_components/app/pages/try_errors.jsx in renderBomb"
+
+
+@pytest.mark.parametrize("function", [None, "<anonymous>"])
+def test_an_anonymous_innermost_frame_is_named_by_the_python_page_it_came_from(function: str | None) -> None:
+    grouped = group(browser_error(browser_frame(ROUTE, "clicked", True, page=True), browser_frame(RUNTIME, "dispatch", False),
+                                  browser_frame(".web/app_components/app/pages/try_errors.jsx", function, True)))
+    assert grouped.culprit == "app/pages/try_errors.py in page"
+
+
+def test_without_a_python_page_an_anonymous_frame_is_named_by_its_file() -> None:
+    assert group(browser_error(browser_frame(ROUTE, "<anonymous>", True))).culprit == ROUTE
+    unmapped = {"filename": "http://127.0.0.1:3000/assets/x-1.js", "function": "<anonymous>", "in_app": True}
+    assert group(browser_error(unmapped)).culprit == "http://127.0.0.1:3000/assets/x-1.js in <anonymous>"  # as before
+
+
+def test_two_builds_of_one_error_group_together_and_another_place_does_not() -> None:
+    def stack(build: str, column: int) -> dict[str, Any]:
+        return browser_error(browser_frame(ROUTE, "Component", True, page=True, build=build, column=column),
+                             browser_frame(".web/app_components/app/pages/try_errors.jsx", "renderBomb", True,
+                                           build=build, column=column))
+
+    one, two = group(stack("b1", 10)), group(stack("b2", 412))
+    assert one.fingerprint == two.fingerprint and one.culprit == two.culprit
+    elsewhere = browser_error(browser_frame(ROUTE, "Component", True, page=True))
+    assert group(elsewhere).fingerprint != one.fingerprint
+
+
 def test_normalise_replaces_what_varies() -> None:
     text = "user 42 (3f2a9c1e-1b2c-4d5e-8f90-123456789abc, a.b@example.com) at 0xdeadbeef hash 9f86d081884c7d65 x1.5"
     assert normalise(text) == "user <int> (<uuid>, <email>) at <hex> hash <hex> x1.5"

@@ -1,4 +1,5 @@
-"""Stored events made into display rows: every sample reads, chains and frames come out in order."""
+"""Stored events made into display rows: every sample reads; breadcrumbs, tags, contexts and traces
+come out in order and bounded (the stack: test_present_stack.py)."""
 
 from __future__ import annotations
 
@@ -10,28 +11,9 @@ from app.inbox import present
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 
 EVENT = {
-    "exception": {"values": [
-        {"type": "KeyError", "value": "'cause'"},
-        {"type": "RuntimeError", "value": "raised", "stacktrace": {"frames": [
-            {"module": "granian", "function": "serve", "in_app": False},
-            {"module": "app.pages.orders", "function": "checkout", "lineno": 12, "in_app": True,
-             "context_line": "    raise RuntimeError('raised')"},
-        ]}},
-    ]},
     "breadcrumbs": {"values": [{"timestamp": 0, "category": "http", "data": {"url": "/x"}}]},
     "tags": {"route": "/orders"}, "release": "shop@2", "contexts": {"os": {"name": "Linux"}},
 }
-
-
-def test_the_raised_exception_comes_first_with_its_innermost_frame_first() -> None:
-    rows = present.stack_rows(EVENT)
-    assert [(r["kind"], r["text"]) for r in rows] == [
-        ("exception", "RuntimeError: raised"),
-        ("frame", "app.pages.orders:12 in checkout"),
-        ("frame", "granian in serve"),
-        ("exception", "KeyError: 'cause'"),
-    ]
-    assert rows[1]["in_app"] == "yes" and rows[1]["detail"] == "raise RuntimeError('raised')" and rows[2]["in_app"] == ""
 
 
 def test_breadcrumbs_tags_and_contexts() -> None:
@@ -43,8 +25,6 @@ def test_breadcrumbs_tags_and_contexts() -> None:
 @pytest.mark.parametrize("path", SAMPLE_PATHS, ids=lambda p: str(p.relative_to(SAMPLES)))
 def test_every_sample_can_be_shown(path) -> None:  # noqa: ANN001
     event = json.loads(path.read_text())
-    rows = present.stack_rows(event)
-    assert all(isinstance(v, str) for row in rows for v in row.values())
     assert all(isinstance(v, str) for row in present.breadcrumb_rows(event) for v in row.values())
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in present.tag_rows(event) + present.context_rows(event))
 
@@ -93,18 +73,14 @@ def test_a_trace_of_100000_nested_spans_is_walked_and_its_first_rows_shown() -> 
 
 
 def test_an_event_shows_a_bounded_number_of_rows_of_each_kind() -> None:
-    """A 1 MiB item can hold 100,000 breadcrumbs or exceptions: the page gets a bounded number."""
+    """A 1 MiB item can hold 100,000 breadcrumbs: the page gets a bounded number."""
     crumbs = [{"message": f"c{n}", "timestamp": 1.0} for n in range(100_000)]
-    chain = [{"type": "E", "value": str(n), "stacktrace": {"frames": [{"function": "f"}] * 3}} for n in range(10_000)]
-    event = {"breadcrumbs": {"values": crumbs}, "exception": {"values": chain},
+    event = {"breadcrumbs": {"values": crumbs},
              "tags": {f"t{n}": "v" for n in range(10_000)}, "contexts": {f"c{n}": {} for n in range(10_000)}}
     breadcrumbs = present.breadcrumb_rows(event)
     assert len(breadcrumbs) == present.MAX_BREADCRUMBS + 1
     assert breadcrumbs[0]["message"] == f"{100_000 - present.MAX_BREADCRUMBS} older breadcrumbs not shown"
     assert breadcrumbs[-1]["message"] == "c99999"  # the newest kept
-    stack = present.stack_rows(event)
-    assert present.MAX_STACK_ROWS <= len(stack) <= present.MAX_STACK_ROWS + 4
-    assert stack[0]["text"] == "E: 9999" and stack[-1]["text"] == "(more exceptions and frames not shown)"
     assert len(present.tag_rows(event)) <= present.MAX_PAIRS
     assert len(present.context_rows(event)) <= present.MAX_PAIRS
 

@@ -133,3 +133,11 @@ def test_intake_rates_and_inbox_budget_come_from_the_environment() -> None:
         Settings.from_env({"LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY": "-1"})
     with pytest.raises(SettingsError, match="LOOKOUT_INBOX_MAX_BYTES '0' must be a positive whole number"):
         Settings.from_env({"LOOKOUT_INBOX_MAX_BYTES": "0"})
+
+
+def test_the_source_map_builds_kept_come_from_the_environment() -> None:
+    assert Settings.from_env({}).sourcemap_builds == 20
+    assert Settings.from_env({"LOOKOUT_SOURCEMAP_BUILDS": " 3 "}).sourcemap_builds == 3
+    for bad in ("0", "-1", "many"):
+        with pytest.raises(SettingsError, match=f"LOOKOUT_SOURCEMAP_BUILDS '{bad}' must be a positive whole number"):
+            Settings.from_env({"LOOKOUT_SOURCEMAP_BUILDS": bad})

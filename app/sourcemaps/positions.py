@@ -1,0 +1,83 @@
+"""What a position in a served JavaScript file maps to: its original source, function, line, column
+and context lines — or why it maps to nothing.
+
+`Positions` answers through a parsed map (app/sourcemaps/map_cache.py) and remembers the last
+MAX_POSITIONS answers: the frames of an error that happens again (React's own frames in every
+stack, too) are the same positions, so a warm event costs dictionary lookups, not symbolic calls
+and path arithmetic.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from app.sourcemaps.map_cache import ParsedMap
+from app.sourcemaps.source_paths import is_in_app, project_path
+
+MAX_POSITIONS = 10_000  # each at most ~11 lines of 200 characters: a few tens of MiB at worst
+CONTEXT_LINES = 5
+LINE_LENGTH = 200
+NAME_LENGTH = 256
+
+
+@dataclass(frozen=True)
+class Original:
+    path: str  # project-relative (app/sourcemaps/source_paths.py)
+    function: str  # "" when the map names none
+    line: int
+    column: int
+    in_app: bool
+    pre_context: tuple[str, ...]
+    context_line: str
+    post_context: tuple[str, ...]
+    python_page: dict[str, Any] | None  # the page's PageSource as JSON, when the source has one
+
+
+class Positions:
+    def __init__(self, max_positions: int = MAX_POSITIONS) -> None:
+        self.max_positions = max_positions
+        self._known: OrderedDict[tuple[bytes, int, int], Original | str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def original(self, entry: ParsedMap, line: int, column: int) -> Original | str:
+        """Where (`line`, `column`), 1-based, of the file `entry` maps leads; or a sentence saying
+        why nowhere."""
+        key = (entry.digest, line, column)
+        with self._lock:
+            found = self._known.get(key)
+            if found is not None:
+                self._known.move_to_end(key)
+                return found
+        found = _look_up(entry, line, column)
+        with self._lock:
+            self._known[key] = found
+            while len(self._known) > self.max_positions:
+                self._known.popitem(last=False)
+        return found
+
+
+def _look_up(entry: ParsedMap, line: int, column: int) -> Original | str:
+    lines = entry.line_lengths
+    if line > len(lines):
+        return f"Line {line} is outside the source map of {entry.asset_path} (the file has {len(lines)} lines)."
+    if column > lines[line - 1]:
+        return f"Column {column} is past the end of line {line} of {entry.asset_path} ({lines[line - 1]} columns)."
+    token = entry.cache.lookup(line, column, CONTEXT_LINES)
+    if token is None or not token.src:
+        return f"The source map of {entry.asset_path} maps nothing at line {line}, column {column}."
+    path = project_path(token.src, entry.asset_path, entry.build_id)
+    page = entry.pages.get(path)
+    return Original(
+        path, (token.function_name or token.name or "")[:NAME_LENGTH], token.line, token.col, is_in_app(path),
+        tuple(_cut(t) for t in token.pre_context), _cut(token.context_line or ""),
+        tuple(_cut(t) for t in token.post_context),
+        None if page is None else {"module": page.module, "function": page.function, "file": page.file, "line": page.line},
+    )
+
+
+def _cut(text: str) -> str:
+    text = text.rstrip("\r\n")
+    return text if len(text) <= LINE_LENGTH else text[:LINE_LENGTH - 1] + "…"

@@ -1,0 +1,93 @@
+"""Where a mapped frame's original source is in the project, and whether it is the app's own code.
+
+**The path.** A source map names each original source by a URL relative to the map (its `sources`
+entry; the map lies beside its JavaScript file). `project_path` resolves that entry against the
+directory of the asset's URL path (`/assets/x.js` → `/assets/`), percent-decoded, counting the
+`..` that climb above the served root, then puts the served root where the build has it in the
+project: a production build is served from `.web/build/client` (so a map of `/assets/x.js` that
+names `../../../app/routes/[try]._index.jsx` means `.web/app/routes/[try]._index.jsx`), the dev
+server (build "dev") serves `.web` itself (`/app/routes/x.jsx` is `.web/app/routes/x.jsx`). A
+source that climbs out of the project keeps only the part within (`../` above it is dropped). An
+absolute entry (`/…`, `file:///…`, `C:\\…`) is a file of some build machine: it is cut to what
+follows its last `.web/` (or its first `node_modules/`, placed under `.web/`); with neither, it is
+taken as a URL path on the served origin. So the path never holds the directory a build ran in:
+the same sources built in `/tmp/x` and in `/work/main` give the same paths.
+
+**In app.** The app's own code is what Reflex generates from the app's Python and the project's
+files: the route modules (`.web/app/routes/`), the component modules compiled from the pages and
+components (`.web/app_components/`, `.web/utils/components/`) and the project's `assets/` (served
+from `.web/public/`). Everything else is not: `node_modules/` anywhere, Reflex's runtime
+(`.web/utils/state.js`, `.web/utils/helpers/`, `.web/app/root.jsx` — which also holds Lookout's
+Sentry wrapper —, `.web/app/entry.client.js`, `.web/components/`, and `.web/app_components/reflex/`,
+Reflex's own compiled components), Lookout's monitoring code (`.web/app/lookout_tracing.js`,
+`app/monitoring/`), and any path this layout does not place.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+PROD_ROOT = (".web", "build", "client")
+DEV_ROOT = (".web",)
+DEV_BUILD = "dev"
+MAX_SOURCE = 4096  # a `sources` entry longer than this is cut first
+MAX_PATH = 1024
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+IN_APP = (".web/app/routes/", ".web/app_components/", ".web/utils/components/", ".web/public/", "assets/")
+NOT_IN_APP = (".web/app_components/reflex/",)
+
+
+def project_path(source: str, asset_path: str, build_id: str) -> str:
+    """The project-relative path of `source` (a map's `sources` entry, as symbolic gives it) in the
+    map of the file served at `asset_path` by the build `build_id`."""
+    source = source[:MAX_SOURCE].replace("\\", "/")
+    root = DEV_ROOT if build_id == DEV_BUILD else PROD_ROOT
+    if SCHEME.match(source):
+        source = _path_of_url(source)
+    if source.startswith("/"):
+        parts = _segments(source)
+        if ".web" in parts:
+            return _join(parts[len(parts) - 1 - parts[::-1].index(".web"):])
+        if "node_modules" in parts:
+            return _join((".web", *parts[parts.index("node_modules"):]))
+        base: list[str] = []
+    else:
+        base = _segments(asset_path)[:-1]
+    resolved, above = _resolve(base, _segments(source))
+    inside = root[:len(root) - above] if above <= len(root) else ()
+    return _join((*inside, *resolved))
+
+
+def is_in_app(path: str) -> bool:
+    """Whether the project-relative `path` is the app's own code (the rule is in the docstring)."""
+    if path.startswith("node_modules/") or "/node_modules/" in path or path.startswith(NOT_IN_APP):
+        return False
+    return path.startswith(IN_APP)
+
+
+def _path_of_url(source: str) -> str:
+    if len(source) > 2 and source[1] == ":" and source[2] == "/":  # a Windows drive: C:/...
+        return "/" + source[3:]
+    return urlsplit(source).path or "/"
+
+
+def _segments(path: str) -> list[str]:
+    return [unquote(part) for part in path.split("/") if part not in ("", ".")]
+
+
+def _resolve(base: list[str], parts: list[str]) -> tuple[list[str], int]:
+    """`parts` followed from `base`, and how many `..` climbed above the root."""
+    resolved, above = list(base), 0
+    for part in parts:
+        if part != "..":
+            resolved.append(part)
+        elif resolved:
+            resolved.pop()
+        else:
+            above += 1
+    return resolved, above
+
+
+def _join(parts: tuple[str, ...] | list[str]) -> str:
+    return "/".join(part for part in parts if part not in ("", ".", ".."))[:MAX_PATH]

@@ -1,0 +1,247 @@
+"""Symbolication at ingest: a browser event's minified stack frames become the original ones.
+
+`Symbolicator(lookup).symbolicate(event)` runs where the inbox reads an envelope, before grouping
+(app/inbox/store.py: in the feeder's worker thread, outside the write transaction): CPU work and
+map lookups only. For each stack trace (of each exception, and of each thread), each frame that is
+JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app scheme, a
+`lineno` and a `colno`) is mapped:
+
+- its map is the one of the debug ID the event names for that URL (`debug_meta.images`, type
+  `sourcemap`, `code_file` = the URL), else the one served at the URL's path (scheme, host, query
+  and fragment ignored) that has no other debug ID — for the app's own events only;
+- with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
+  `filename` and `abs_path` become the original source's project-relative path
+  (app/sourcemaps/source_paths.py), `function` the enclosing scope's name (else the token's name;
+  none when the map has neither: the minified one says nothing), `lineno`, `colno`, five lines of
+  context each side (each cut at 200 characters), `in_app` by the path, `data.sourcemap` =
+  {debug_id, build_id, resolved_with: "debug_id" | "asset_path"}, and `data.python_page` when the
+  source is a module generated from a Python page (`StoredMap.pages`); `module` goes (it named the
+  minified file).
+- a frame that cannot be mapped keeps its fields and gets `data.sourcemap_error`, a sentence: no map
+  for the debug ID, no map for the file, the position outside the map (a line past its end, or a
+  column past the end of the line in the served file), the map unreadable (symbolic's reason).
+
+The stack trace as sent is kept as `raw_stacktrace` (Sentry's name) when a frame was mapped.
+Bounds: at most MAX_FRAMES frames per event are looked at, innermost first (the rest stay as sent), at most
+MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so).
+
+A lookup that fails because the database is away (or locked) raises: the feeder keeps the whole
+batch and tries it again later (`its_own_fault`), so the event is symbolicated once the maps can
+be read, and nothing is lost. Any other failure of a lookup is that frame's error.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from app.inbox.incoming import its_own_fault
+from app.sourcemaps.map_cache import Entry, MapCache, Unreadable, fingerprint, parse
+from app.sourcemaps.maps import MapLookup, StoredMap
+from app.sourcemaps.positions import Positions
+
+logger = logging.getLogger(__name__)
+MAX_FRAMES = 250
+MAX_LOOKUPS = 20
+MAX_IMAGES = 1000
+MAX_URL = 2048
+MAX_POSITION = 10_000_000
+URL_SCHEMES = ("http", "https", "file", "app")
+
+
+@dataclass
+class _Budget:
+    """What one event may still use: frames to map, and lookups past the cache (by key)."""
+    frames: int
+    max_lookups: int
+    by_path: bool  # whether a frame without a debug ID may be matched by its asset path
+    lookups: set[tuple[str, str]] = field(default_factory=set)
+
+
+class Symbolicator:
+    """Safe to share between threads: the caches lock themselves, each event has its own budget."""
+
+    def __init__(self, lookup: MapLookup, cache: MapCache | None = None,
+                 max_frames: int = MAX_FRAMES, max_lookups: int = MAX_LOOKUPS) -> None:
+        self.lookup = lookup
+        self.cache = cache if cache is not None else MapCache()
+        self.positions = Positions()
+        self.max_frames, self.max_lookups = max_frames, max_lookups
+
+    def symbolicate(self, event: dict[str, Any], by_path: bool = True) -> bool:
+        """Map the event's JavaScript frames in place; whether anything changed. `by_path`: a frame
+        whose file has no debug ID may be matched by its URL's path, which names a file of this
+        app's own builds: only for the app's own events (another app's `/assets/index.js` is not ours)."""
+        stacks = [s for s in _stack_holders(event) if _frames(s)]
+        if not stacks:
+            return False
+        budget, images = _Budget(self.max_frames, self.max_lookups, by_path), _images(event)
+        changed = False
+        for holder in stacks:
+            changed |= self._map_stack(holder, images, budget)
+        return changed
+
+    def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: _Budget) -> bool:
+        stacktrace = holder["stacktrace"]
+        frames = stacktrace["frames"]
+        raw = {**stacktrace, "frames": [dict(f) if isinstance(f, dict) else f for f in frames]}
+        changed = mapped = False
+        for index in range(len(frames) - 1, -1, -1):  # innermost first: those matter most
+            if budget.frames <= 0:
+                break
+            frame = frames[index]
+            where = _position(frame)
+            if where is None:
+                continue
+            budget.frames -= 1
+            url, line, column = where
+            result = self._map_frame(frame, url, line, column, images.get(url, ""), budget)
+            frames[index] = result
+            changed = True
+            mapped |= "sourcemap" in result["data"]
+        if mapped:
+            holder["raw_stacktrace"] = raw
+        return changed
+
+    def _map_frame(self, frame: dict[str, Any], url: str, line: int, column: int, debug_id: str,
+                   budget: _Budget) -> dict[str, Any]:
+        path = unquote(urlsplit(url).path)[:MAX_URL]
+        found = self._find_map(debug_id, path, budget)
+        if isinstance(found, str):
+            return _with_error(frame, found)
+        entry, resolved_with = found
+        if isinstance(entry, Unreadable):
+            return _with_error(frame, f"The source map of {entry.asset_path} is unreadable: {entry.message}")
+        original = self.positions.original(entry, line, column)
+        if isinstance(original, str):
+            return _with_error(frame, original)
+        data = {k: v for k, v in frame["data"].items() if k != "sourcemap_error"} if isinstance(frame.get("data"), dict) else {}
+        data["sourcemap"] = {"debug_id": entry.debug_id, "build_id": entry.build_id, "resolved_with": resolved_with}
+        if original.python_page is not None:
+            data["python_page"] = dict(original.python_page)
+        mapped = {k: v for k, v in frame.items() if k != "module"}
+        mapped.update(filename=original.path, abs_path=original.path, function=original.function,
+                      lineno=original.line, colno=original.column, in_app=original.in_app,
+                      pre_context=list(original.pre_context), context_line=original.context_line,
+                      post_context=list(original.post_context), data=data)
+        if not original.function:
+            del mapped["function"]
+        return mapped
+
+    def _find_map(self, debug_id: str, path: str, budget: _Budget) -> tuple[Entry, str] | str:
+        """The map for a frame and how it was found, or why there is none."""
+        if debug_id:
+            found = self._entry(("debug_id", debug_id), lambda: self.lookup.by_debug_id(debug_id), budget)
+            if found is not None:
+                return found if isinstance(found, str) else (found, "debug_id")
+        if not budget.by_path:
+            return (f"No source map has the debug ID {debug_id}." if debug_id
+                    else "No source map: the event names no debug ID for this file.")
+        found = self._entry(("asset_path", path), lambda: self.lookup.by_asset_path(path), budget) if path else None
+        if isinstance(found, str):
+            return found
+        if found is not None and (not debug_id or found.debug_id in ("", debug_id)):  # not another build's file
+            return found, "asset_path"
+        return f"No source map has the debug ID {debug_id}." if debug_id else f"No source map for {path or 'this file'}."
+
+    def _entry(self, key: tuple[str, str], fetch: Callable[[], StoredMap | None], budget: _Budget) -> Entry | str | None:
+        """The cached entry for `key`, else what the lookup gives (parsed and cached); None when
+        there is no such map; a sentence when it could not be looked up."""
+        now = time.monotonic()
+        cached = self.cache.get(key, now)
+        if cached is not None:
+            return cached
+        if self.cache.missing(key, now):
+            return None
+        if key not in budget.lookups and len(budget.lookups) >= budget.max_lookups:
+            return f"Not looked up: this event needs more than {budget.max_lookups} source maps."
+        budget.lookups.add(key)
+        try:
+            stored = fetch()
+        except Exception as exc:
+            if not its_own_fault(exc):
+                raise  # the database is away: the feeder tries the batch again
+            logger.warning("source map lookup for %s failed: %r", key, exc)
+            return f"The source map could not be looked up: {type(exc).__name__}: {str(exc)[:200]}"
+        if stored is None:
+            self.cache.miss(key, now)
+            return None
+        entry = self._parsed(key, stored)
+        self.cache.put(key, entry, now)
+        return entry
+
+    def _parsed(self, key: tuple[str, str], stored: StoredMap) -> Entry:
+        previous = self.cache.stale(key)
+        if previous is not None and previous.digest == fingerprint(stored):
+            return previous  # an asset path looked up again, and the same bytes
+        entry = parse(stored)
+        if isinstance(entry, Unreadable):
+            logger.warning("source map of %s (debug ID %r, build %r) is unreadable: %s",
+                           stored.asset_path, stored.debug_id, stored.build_id, entry.message)
+        return entry
+
+
+def _stack_holders(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The exceptions and threads of the event that hold a stack trace."""
+    holders: list[dict[str, Any]] = []
+    for key in ("exception", "threads"):
+        found = event.get(key)
+        values = found.get("values") if isinstance(found, dict) else found
+        if isinstance(values, list):
+            holders.extend(v for v in values if isinstance(v, dict))
+    return holders
+
+
+def _frames(holder: dict[str, Any]) -> list[Any]:
+    stacktrace = holder.get("stacktrace")
+    frames = stacktrace.get("frames") if isinstance(stacktrace, dict) else None
+    return frames if isinstance(frames, list) and any(isinstance(f, dict) and _position(f) for f in frames) else []
+
+
+def _position(frame: Any) -> tuple[str, int, int] | None:
+    """(URL, line, column) of a JavaScript frame from a URL; None for any other frame."""
+    if not isinstance(frame, dict):
+        return None
+    url = frame.get("abs_path") if isinstance(frame.get("abs_path"), str) else frame.get("filename")
+    line, column = frame.get("lineno"), frame.get("colno")
+    if not (isinstance(url, str) and len(url) <= MAX_URL and _whole(line) and _whole(column)):
+        return None
+    scheme, _, rest = url.partition("://")
+    return (url, line, column) if rest and scheme.lower() in URL_SCHEMES else None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_POSITION
+
+
+def _images(event: dict[str, Any]) -> dict[str, str]:
+    """URL → debug ID, from the event's `debug_meta.images` of type `sourcemap`."""
+    meta = event.get("debug_meta")
+    images = meta.get("images") if isinstance(meta, dict) else None
+    found: dict[str, str] = {}
+    for image in images[:MAX_IMAGES] if isinstance(images, list) else []:
+        if isinstance(image, dict) and image.get("type") == "sourcemap" and isinstance(image.get("code_file"), str):
+            debug_id = _debug_id(image.get("debug_id"))
+            if debug_id and len(image["code_file"]) <= MAX_URL:
+                found.setdefault(image["code_file"], debug_id)
+    return found
+
+
+def _debug_id(value: Any) -> str:
+    """A debug ID as a lower-case UUID with dashes, or "" when it is none."""
+    if not isinstance(value, str) or len(value) > 64:
+        return ""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return ""
+
+
+def _with_error(frame: dict[str, Any], reason: str) -> dict[str, Any]:
+    data = frame.get("data") if isinstance(frame.get("data"), dict) else {}
+    return {**frame, "data": {**data, "sourcemap_error": reason[:500]}}

@@ -1,0 +1,8 @@
+"""The source-map tables (app/models.py), by the names the source-map modules use."""
+
+from __future__ import annotations
+
+from app.models import SourceMapBuild, SourceMapFile
+
+BUILDS = SourceMapBuild.__table__
+FILES = SourceMapFile.__table__

@@ -1,0 +1,96 @@
+"""Browser events symbolicated at ingest, before grouping, on SQLite and PostgreSQL: real minified
+builds (tests/sourcemaps/reflex_like_build.py), real envelopes, the real feeder and outbox."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlalchemy
+
+from app.inbox.feeder import InboxFeeder
+from app.inbox.store import InboxReader, InboxStore
+from app.monitoring.outbox import LOCAL, OutboxStore
+from app.monitoring.settings import Dsn
+from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.symbolicate import Symbolicator
+from tests.inbox.conftest import LOCAL_DSN
+from tests.inbox.test_feeder import READ, local_row, statuses
+from tests.inbox.test_store import error, event_envelope, query
+from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)
+    COMPONENTS, Build, Maps, first_build, second_build,
+)
+
+
+def symbolicating(engine: sqlalchemy.Engine, *builds: Build) -> InboxStore:
+    store = InboxStore(engine, Symbolicator(Maps(*(b.stored() for b in builds))))
+    store.ensure_project(Dsn.parse(LOCAL_DSN))
+    return store
+
+
+def test_one_error_from_two_builds_is_one_issue_named_by_its_original_frame(
+        engine: sqlalchemy.Engine, first_build: Build, second_build: Build) -> None:
+    inbox = symbolicating(engine, first_build, second_build)
+    for build in (first_build, second_build):
+        assert inbox.ingest_envelope(event_envelope(build.event())).events == 1
+    assert query(inbox, "select title, culprit, event_count from inbox_issue") == [
+        ("Error: Lookout try: a render error", f"{COMPONENTS} in renderBomb", 2)]
+    # as sent, the two builds' frames name other chunks and minified functions: two issues
+    unmapped = InboxStore(engine)
+    for build in (first_build, second_build):
+        unmapped.ingest_envelope(event_envelope(build.event(value="as sent")))
+    assert query(inbox, "select count(*) from inbox_issue where title = 'Error: as sent'") == [(2,)]
+
+
+def test_an_anonymous_innermost_frame_is_named_by_its_python_page(engine: sqlalchemy.Engine, first_build: Build) -> None:
+    inbox = symbolicating(engine, first_build)
+    inbox.ingest_envelope(event_envelope(first_build.event("clicked", "Lookout try: an anonymous error")))
+    assert query(inbox, "select culprit from inbox_issue") == [("app/pages/try_errors.py in page",)]
+
+
+def test_a_symbolicated_event_is_kept_as_its_new_text_and_others_stay_in_their_envelope(
+        engine: sqlalchemy.Engine, first_build: Build) -> None:
+    inbox = symbolicating(engine, first_build)
+    browser, server = first_build.event(), error("'user'")
+    browser["event_id"] = "b" * 32
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(browser)), local_row(event_envelope(server))])
+    assert InboxFeeder(outbox, inbox).feed_once() == 2
+    assert statuses(engine) == [(READ, ""), (READ, "")]
+    kept = query(inbox, "select event_id, payload <> '', envelope_id, item_index from inbox_event order by id")
+    assert [row[1:] for row in kept] == [(True, None, None), (False, 2, 0)]
+    stored = InboxReader(engine).event("b" * 32)["event"]
+    exception = stored["exception"]["values"][0]
+    assert exception["stacktrace"]["frames"][-1]["filename"] == COMPONENTS
+    assert exception["raw_stacktrace"]["frames"] == browser["exception"]["values"][0]["stacktrace"]["frames"]
+    assert InboxReader(engine).event(server["event_id"])["event"] == server  # untouched, read from its envelope
+
+
+class AwayOnce(Maps):
+    """The maps' database is away for the first lookup (a test seam, as tests/inbox/test_feeder.py's)."""
+
+    def __init__(self, *stored: StoredMap) -> None:
+        super().__init__(*stored)
+        self.away = True
+
+    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+        if self.away:
+            self.away = False
+            raise sqlalchemy.exc.OperationalError("select ... from sourcemap_file", {}, Exception("connection refused"))
+        return super().by_debug_id(debug_id)
+
+
+def test_while_the_maps_cannot_be_read_the_batch_waits_and_nothing_is_lost(
+        engine: sqlalchemy.Engine, first_build: Build) -> None:
+    inbox = InboxStore(engine, Symbolicator(AwayOnce(first_build.stored())))
+    inbox.ensure_project(Dsn.parse(LOCAL_DSN))
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(first_build.event()))])
+    feeder = InboxFeeder(outbox, inbox)
+    with pytest.raises(sqlalchemy.exc.OperationalError):
+        feeder.feed_once()  # the running feeder logs it and tries again later (test_feeder.py)
+    assert statuses(engine) == [(LOCAL, "")] and query(inbox, "select count(*) from inbox_event") == [(0,)]
+    assert feeder.feed_once() == 1
+    assert statuses(engine) == [(READ, "")]
+    [(payload,)] = query(inbox, "select payload from inbox_event")
+    assert json.loads(payload)["exception"]["values"][0]["stacktrace"]["frames"][-1]["filename"] == COMPONENTS

@@ -1,0 +1,102 @@
+"""Real HTTP servers on loopback for the dev-mode tests.
+
+- `esbuild_serving`: esbuild's serve mode (`.tools/`, installed by `make setup`) with
+  `--sourcemap=inline`, the shape Vite's dev server gives: a module whose last line is
+  `//# sourceMappingURL=data:application/json;base64,...`, its lines moved by the JSX transform.
+- `recording_server`: a stdlib server for what esbuild will not answer (redirects, wrong types,
+  bodies without a length); it keeps every path it was asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.sourcemaps.real_build import ESBUILD
+
+
+@contextlib.contextmanager
+def esbuild_serving(workdir: Path, entry: str, outdir: str, servedir: str) -> Iterator[str]:
+    """esbuild building `entry` into `outdir` on request and serving `servedir`; yields its origin."""
+    assert ESBUILD.exists(), f"{ESBUILD} is missing: `make setup` installs it"
+    log = workdir / "esbuild.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [str(ESBUILD), entry, f"--outdir={outdir}", f"--servedir={servedir}", "--sourcemap=inline",
+             "--serve=127.0.0.1:0"],
+            cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=out)  # it serves until stdin closes
+    try:
+        yield _origin_from(log, server)
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _origin_from(log: Path, server: subprocess.Popen[bytes]) -> str:
+    """The origin esbuild prints once it listens (` > Local: http://127.0.0.1:PORT/`)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and server.poll() is None:
+        for line in log.read_text().splitlines():
+            if "Local:" in line:
+                return line.split("Local:", 1)[1].strip().rstrip("/")
+        time.sleep(0.05)
+    raise RuntimeError(f"esbuild did not start serving:\n{log.read_text()}")
+
+
+@dataclass
+class Route:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/javascript"})
+    body: bytes = b""
+    length: bool = True  # False: no Content-Length, the body ends when the connection closes
+
+
+@dataclass
+class Recorder:
+    """What the recording server answers (`routes`; 404 otherwise) and every path it was asked for."""
+
+    routes: dict[str, Route] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
+    origin: str = ""
+
+
+@contextlib.contextmanager
+def recording_server() -> Iterator[Recorder]:
+    recording = Recorder()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            recording.paths.append(self.path)
+            route = recording.routes.get(self.path, Route(status=404, body=b"not found"))
+            self.send_response(route.status)
+            for name, value in route.headers.items():
+                self.send_header(name, value)
+            if route.length:
+                self.send_header("Content-Length", str(len(route.body)))
+            else:
+                self.close_connection = True
+            self.end_headers()
+            self.wfile.write(route.body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    serving = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    recording.origin = f"http://127.0.0.1:{serving.server_address[1]}"
+    threading.Thread(target=serving.serve_forever, daemon=True).start()
+    try:
+        yield recording
+    finally:
+        serving.shutdown()
+        serving.server_close()

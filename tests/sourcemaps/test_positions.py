@@ -1,0 +1,43 @@
+"""Positions mapped through a parsed map, remembered within a bound, never mixed up between maps."""
+
+from __future__ import annotations
+
+from app.sourcemaps.map_cache import ParsedMap, parse
+from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.positions import Original, Positions
+
+SOURCE = b"function a(){throw new Error('x')}\n"
+LINE = "  throw new Error('" + "x" * 300 + "');"
+
+
+def parsed(original_line: str = LINE, name: str = "a.js") -> ParsedMap:
+    content = f"function a() {{\\n{original_line}\\n}}\\n"
+    sourcemap = (f'{{"version":3,"sources":["../../../app/routes/{name}"],"sourcesContent":["{content}"],'
+                 '"names":[],"mappings":"AAAA,aACE"}').encode()
+    entry = parse(StoredMap("", "/assets/a-1.js", "b1", SOURCE, sourcemap))
+    assert isinstance(entry, ParsedMap)
+    return entry
+
+
+def test_a_position_maps_to_its_original_with_context_lines_cut() -> None:
+    found = Positions().original(parsed(), 1, 14)
+    assert isinstance(found, Original)
+    assert (found.path, found.line, found.column, found.in_app) == (".web/app/routes/a.js", 2, 3, True)
+    assert found.pre_context == ("function a() {",) and found.post_context[0] == "}"
+    assert len(found.context_line) == 200 and found.context_line.endswith("…")
+
+
+def test_positions_outside_the_file_say_so() -> None:
+    positions = Positions()
+    assert positions.original(parsed(), 3, 1) == "Line 3 is outside the source map of /assets/a-1.js (the file has 2 lines)."
+    assert positions.original(parsed(), 1, 35) == "Column 35 is past the end of line 1 of /assets/a-1.js (34 columns)."
+
+
+def test_answers_are_remembered_within_the_bound_and_per_map() -> None:
+    positions = Positions(max_positions=2)
+    one, other = parsed(), parsed("  throw new Error('other');", "b.js")
+    first = positions.original(one, 1, 14)
+    assert positions.original(one, 1, 14) is first  # remembered
+    assert positions.original(other, 1, 14).path == ".web/app/routes/b.js"  # same position, another map
+    positions.original(one, 1, 1)
+    assert len(positions._known) == 2 and positions.original(one, 1, 14) is not first  # the oldest went
