@@ -5,6 +5,11 @@ and context lines — or why it maps to nothing.
 MAX_POSITIONS answers: the frames of an error that happens again (React's own frames in every
 stack, too) are the same positions, so a warm event costs dictionary lookups, not symbolic calls
 and path arithmetic.
+
+Context lines are read for the app's own code, and for a frame the caller asks them for (the
+innermost of a stack): the console shows library frames folded, without their context, and
+reading five lines each side is most of symbolic's cost per frame and most of a mapped event's
+size (bench/symbolicate.py).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class Original:
     context_line: str
     post_context: tuple[str, ...]
     python_page: dict[str, Any] | None  # the page's PageSource as JSON, when the source has one
+    has_context: bool  # whether the context lines were read (see the module's docstring)
 
 
 class Positions:
@@ -42,16 +48,16 @@ class Positions:
         self._known: OrderedDict[tuple[bytes, int, int], Original | str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def original(self, entry: ParsedMap, line: int, column: int) -> Original | str:
+    def original(self, entry: ParsedMap, line: int, column: int, context: bool = False) -> Original | str:
         """Where (`line`, `column`), 1-based, of the file `entry` maps leads; or a sentence saying
-        why nowhere."""
+        why nowhere. `context`: read the context lines even if the source is not the app's own."""
         key = (entry.digest, line, column)
         with self._lock:
             found = self._known.get(key)
-            if found is not None:
+            if found is not None and (isinstance(found, str) or found.has_context or not context):
                 self._known.move_to_end(key)
                 return found
-        found = _look_up(entry, line, column)
+        found = _look_up(entry, line, column, context)
         with self._lock:
             self._known[key] = found
             while len(self._known) > self.max_positions:
@@ -59,22 +65,26 @@ class Positions:
         return found
 
 
-def _look_up(entry: ParsedMap, line: int, column: int) -> Original | str:
+def _look_up(entry: ParsedMap, line: int, column: int, context: bool) -> Original | str:
     lines = entry.line_lengths
     if line > len(lines):
         return f"Line {line} is outside the source map of {entry.asset_path} (the file has {len(lines)} lines)."
     if column > lines[line - 1]:
         return f"Column {column} is past the end of line {line} of {entry.asset_path} ({lines[line - 1]} columns)."
-    token = entry.cache.lookup(line, column, CONTEXT_LINES)
+    token = entry.cache.lookup(line, column, 0)
     if token is None or not token.src:
         return f"The source map of {entry.asset_path} maps nothing at line {line}, column {column}."
     path = project_path(token.src, entry.asset_path, entry.build_id)
+    in_app = is_in_app(path)
+    if in_app or context:
+        token = entry.cache.lookup(line, column, CONTEXT_LINES) or token
     page = entry.pages.get(path)
     return Original(
-        path, (token.function_name or token.name or "")[:NAME_LENGTH], token.line, token.col, is_in_app(path),
+        path, (token.function_name or token.name or "")[:NAME_LENGTH], token.line, token.col, in_app,
         tuple(_cut(t) for t in token.pre_context), _cut(token.context_line or ""),
         tuple(_cut(t) for t in token.post_context),
         None if page is None else {"module": page.module, "function": page.function, "file": page.file, "line": page.line},
+        in_app or context,
     )
 
 

@@ -25,6 +25,7 @@ Reflex's own compiled components), Lookout's monitoring code (`.web/app/lookout_
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import unquote, urlsplit
 
@@ -38,6 +39,7 @@ IN_APP = (".web/app/routes/", ".web/app_components/", ".web/utils/components/", 
 NOT_IN_APP = (".web/app_components/reflex/",)
 
 
+@functools.lru_cache(maxsize=4096)  # a build has a few hundred sources; each frame asks again
 def project_path(source: str, asset_path: str, build_id: str) -> str:
     """The project-relative path of `source` (a map's `sources` entry, as symbolic gives it) in the
     map of the file served at `asset_path` by the build `build_id`."""

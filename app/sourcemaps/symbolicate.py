@@ -12,8 +12,9 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
 - with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
   `filename` and `abs_path` become the original source's project-relative path
   (app/sourcemaps/source_paths.py), `function` the enclosing scope's name (else the token's name;
-  none when the map has neither: the minified one says nothing), `lineno`, `colno`, five lines of
-  context each side (each cut at 200 characters), `in_app` by the path, `data.sourcemap` =
+  none when the map has neither: the minified one says nothing), `lineno`, `colno`, `in_app` by the
+  path, five lines of context each side for the app's own code and the innermost frame (each cut at
+  200 characters; app/sourcemaps/positions.py says why not all), `data.sourcemap` =
   {debug_id, build_id, resolved_with: "debug_id" | "asset_path"}, and `data.python_page` when the
   source is a module generated from a Python page (`StoredMap.pages`); `module` goes (it named the
   minified file).
@@ -61,6 +62,8 @@ class _Budget:
     max_lookups: int
     by_path: bool  # whether a frame without a debug ID may be matched by its asset path
     lookups: set[tuple[str, str]] = field(default_factory=set)
+    # The map found for each (debug ID, path) of this event: a stack's frames share a few files.
+    found: dict[tuple[str, str], tuple[Entry, str] | str] = field(default_factory=dict)
 
 
 class Symbolicator:
@@ -100,7 +103,8 @@ class Symbolicator:
                 continue
             budget.frames -= 1
             url, line, column = where
-            result = self._map_frame(frame, url, line, column, images.get(url, ""), budget)
+            innermost = index == len(frames) - 1
+            result = self._map_frame(frame, url, line, column, images.get(url, ""), budget, innermost)
             frames[index] = result
             changed = True
             mapped |= "sourcemap" in result["data"]
@@ -109,26 +113,28 @@ class Symbolicator:
         return changed
 
     def _map_frame(self, frame: dict[str, Any], url: str, line: int, column: int, debug_id: str,
-                   budget: _Budget) -> dict[str, Any]:
-        path = unquote(urlsplit(url).path)[:MAX_URL]
-        found = self._find_map(debug_id, path, budget)
+                   budget: _Budget, innermost: bool) -> dict[str, Any]:
+        found = budget.found.get((debug_id, url))
+        if found is None:
+            found = budget.found[(debug_id, url)] = self._find_map(debug_id, unquote(urlsplit(url).path)[:MAX_URL], budget)
         if isinstance(found, str):
             return _with_error(frame, found)
         entry, resolved_with = found
         if isinstance(entry, Unreadable):
             return _with_error(frame, f"The source map of {entry.asset_path} is unreadable: {entry.message}")
-        original = self.positions.original(entry, line, column)
+        original = self.positions.original(entry, line, column, context=innermost)
         if isinstance(original, str):
             return _with_error(frame, original)
         data = {k: v for k, v in frame["data"].items() if k != "sourcemap_error"} if isinstance(frame.get("data"), dict) else {}
         data["sourcemap"] = {"debug_id": entry.debug_id, "build_id": entry.build_id, "resolved_with": resolved_with}
         if original.python_page is not None:
             data["python_page"] = dict(original.python_page)
-        mapped = {k: v for k, v in frame.items() if k != "module"}
+        mapped = {k: v for k, v in frame.items() if k not in ("module", "pre_context", "context_line", "post_context")}
         mapped.update(filename=original.path, abs_path=original.path, function=original.function,
-                      lineno=original.line, colno=original.column, in_app=original.in_app,
-                      pre_context=list(original.pre_context), context_line=original.context_line,
-                      post_context=list(original.post_context), data=data)
+                      lineno=original.line, colno=original.column, in_app=original.in_app, data=data)
+        if original.has_context:
+            mapped.update(pre_context=list(original.pre_context), context_line=original.context_line,
+                          post_context=list(original.post_context))
         if not original.function:
             del mapped["function"]
         return mapped

@@ -58,6 +58,18 @@ def test_minified_frames_become_the_original_ones_by_debug_id(first: Build) -> N
     assert mapped[0]["data"]["python_page"] == PYTHON_PAGE and "python_page" not in mapped[1]["data"]
     # the frames as sent stay beside them
     assert frames(event, "raw_stacktrace") == sent and sent[-1]["filename"] == first.url
+    # context lines for the app's own frames, not for library ones (the console folds those)
+    assert [("context_line" in f, "pre_context" in f) for f in mapped] == [
+        (True, True), (False, False), (False, False), (True, True), (True, True)]
+
+
+def test_the_innermost_frame_has_its_context_even_in_a_library(first: Build) -> None:
+    event = first.event()
+    del frames(event)[-2:]  # the stack now ends in the package's frame, as an error thrown there would
+    assert Symbolicator(Maps(first.stored())).symbolicate(event)
+    innermost = frames(event)[-1]
+    assert innermost["filename"].startswith(".web/node_modules/tiny-dispatch/") and innermost["in_app"] is False
+    assert innermost["context_line"] and "context_line" not in frames(event)[-2]
 
 
 def test_the_same_code_built_elsewhere_maps_to_the_same_frames(first: Build, second: Build) -> None:
@@ -67,7 +79,7 @@ def test_the_same_code_built_elsewhere_maps_to_the_same_frames(first: Build, sec
     assert symbolicator.symbolicate(one) and symbolicator.symbolicate(two)
 
     def original(event: dict[str, Any]) -> list[tuple[Any, ...]]:
-        return [(f["filename"], f.get("function"), f["lineno"], f["colno"], f["context_line"]) for f in frames(event)]
+        return [(f["filename"], f.get("function"), f["lineno"], f["colno"], f.get("context_line")) for f in frames(event)]
 
     assert original(one) == original(two)
     assert frames(two)[-1]["data"]["sourcemap"] == {"debug_id": second.debug_id, "build_id": "build-2",
