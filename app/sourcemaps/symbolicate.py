@@ -92,7 +92,8 @@ class Symbolicator:
     def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: _Budget) -> bool:
         stacktrace = holder["stacktrace"]
         frames = stacktrace["frames"]
-        raw = {**stacktrace, "frames": [dict(f) if isinstance(f, dict) else f for f in frames]}
+        # The frames as sent: a new list of the same dicts, since a mapped frame is a new dict, never an edit.
+        raw = {**stacktrace, "frames": list(frames)}
         changed = mapped = False
         for index in range(len(frames) - 1, -1, -1):  # innermost first: those matter most
             if budget.frames <= 0:
