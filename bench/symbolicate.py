@@ -49,7 +49,6 @@ from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402
 from app.monitoring.settings import Dsn  # noqa: E402
 from app.sourcemaps.library import MapLibrary, import_bundle  # noqa: E402
 from app.sourcemaps.map_cache import MapCache, ParsedMap, parse  # noqa: E402
-from app.sourcemaps.positions import CONTEXT_LINES  # noqa: E402
 from app.sourcemaps.symbolicate import Symbolicator  # noqa: E402
 from bench.browser_stacks import Chunk, Stacks, chunks_of, find_build, mapped  # noqa: E402
 
@@ -84,7 +83,7 @@ def warm(engine: sqlalchemy.Engine, stacks: Stacks, repeat: int) -> dict[str, An
 
 
 def lookup_floor(engine: sqlalchemy.Engine, stacks: Stacks, count: int = 1000) -> list[float]:
-    """µs per call of symbolic's own lookup (5 context lines), per chunk, over `count` of its positions:
+    """µs per call of symbolic's own lookup (no context lines, as for a library frame), per chunk, over `count` of its positions:
     what a frame costs before any of Lookout's Python."""
     floors = []
     for chunk in stacks.chunks:
@@ -95,7 +94,7 @@ def lookup_floor(engine: sqlalchemy.Engine, stacks: Stacks, count: int = 1000) -
         positions = chunk.positions[:count]
         start = time.perf_counter()
         for line, column, _ in positions:
-            entry.cache.lookup(line, column, CONTEXT_LINES)
+            entry.cache.lookup(line, column, 0)
         floors.append((time.perf_counter() - start) / len(positions) * 1e6)
     return floors
 
@@ -202,7 +201,7 @@ def report(frames: int, warm_times: dict[str, Any], floors: list[float], firsts:
           f"   ({warm_times['mapped_same']} of {frames} frames mapped)")
     print(f"   positions never seen (a symbolic lookup each)   {statistics.median(unseen):8.3f} "
           f"{percentile(unseen, 0.99):7.3f}   ({warm_times['mapped_unseen']:.2f} of {frames} frames mapped, mean)")
-    print(f"   symbolic's own lookup alone ({CONTEXT_LINES} context lines), µs per frame by chunk (as in 2.): "
+    print("   symbolic's own lookup alone (no context lines), µs per frame by chunk (as in 2.): "
           + ", ".join(f"{us:.1f}" for us in floors) + f"; {sum(floors) / len(floors) * frames / 1000:.3f} ms per event")
     print(f"\n2. First event of a new build (cold: maps read from SQLite and parsed): "
           f"median {statistics.median(firsts):.1f} ms ({', '.join(f'{t:.1f}' for t in firsts)})")

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.sourcemaps.map_cache import ParsedMap
 from app.sourcemaps.source_paths import is_in_app, project_path
@@ -28,8 +27,7 @@ LINE_LENGTH = 200
 NAME_LENGTH = 256
 
 
-@dataclass(frozen=True)
-class Original:
+class Original(NamedTuple):  # a tuple: made once per new position, and a dataclass costs more to make
     path: str  # project-relative (app/sourcemaps/source_paths.py)
     function: str  # "" when the map names none
     line: int
@@ -76,15 +74,17 @@ def _look_up(entry: ParsedMap, line: int, column: int, context: bool) -> Origina
         return f"The source map of {entry.asset_path} maps nothing at line {line}, column {column}."
     path = project_path(token.src, entry.asset_path, entry.build_id)
     in_app = is_in_app(path)
-    if in_app or context:
-        token = entry.cache.lookup(line, column, CONTEXT_LINES) or token
     page = entry.pages.get(path)
+    python_page = None if page is None else {"module": page.module, "function": page.function, "file": page.file,
+                                             "line": page.line}
+    function = (token.function_name or token.name or "")[:NAME_LENGTH]
+    if not (in_app or context):
+        return Original(path, function, token.line, token.col, False, (), "", (), python_page, False)
+    token = entry.cache.lookup(line, column, CONTEXT_LINES) or token
     return Original(
-        path, (token.function_name or token.name or "")[:NAME_LENGTH], token.line, token.col, in_app,
+        path, function, token.line, token.col, in_app,
         tuple(_cut(t) for t in token.pre_context), _cut(token.context_line or ""),
-        tuple(_cut(t) for t in token.post_context),
-        None if page is None else {"module": page.module, "function": page.function, "file": page.file, "line": page.line},
-        in_app or context,
+        tuple(_cut(t) for t in token.post_context), python_page, True,
     )
 
 

@@ -61,6 +61,7 @@ def project_path(source: str, asset_path: str, build_id: str) -> str:
     return _join((*inside, *resolved))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_in_app(path: str) -> bool:
     """Whether the project-relative `path` is the app's own code (the rule is in the docstring)."""
     if path.startswith("node_modules/") or "/node_modules/" in path or path.startswith(NOT_IN_APP):

@@ -214,16 +214,17 @@ def _position(frame: Any) -> tuple[str, int, int] | None:
     """(URL, line, column) of a JavaScript frame from a URL; None for any other frame."""
     if not isinstance(frame, dict):
         return None
-    url = frame.get("abs_path") if isinstance(frame.get("abs_path"), str) else frame.get("filename")
     line, column = frame.get("lineno"), frame.get("colno")
-    if not (isinstance(url, str) and len(url) <= MAX_URL and _whole(line) and _whole(column)):
+    # `type(...) is int`: a bool is no position (and the check is the cheapest; every frame takes it)
+    if not (type(line) is int and type(column) is int and 1 <= line <= MAX_POSITION and 1 <= column <= MAX_POSITION):
+        return None
+    url = frame.get("abs_path")
+    if not isinstance(url, str):
+        url = frame.get("filename")
+    if not isinstance(url, str) or len(url) > MAX_URL:
         return None
     scheme, _, rest = url.partition("://")
     return (url, line, column) if rest and scheme.lower() in URL_SCHEMES else None
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_POSITION
 
 
 def _images(event: dict[str, Any]) -> dict[str, str]:

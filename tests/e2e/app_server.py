@@ -22,10 +22,14 @@ class AppServerError(RuntimeError):
 class AppServer:
     """One production build of the app, served on one port, with its output kept in `log_path`."""
 
-    def __init__(self, log_path: Path, env: dict[str, str], port: int | None = None, root: Path = ROOT) -> None:
-        """`root`: the project to build and run (another copy of it, for a second build)."""
+    def __init__(self, log_path: Path, env: dict[str, str], port: int | None = None, root: Path = ROOT,
+                 dev: bool = False) -> None:
+        """`root`: the project to build and run (another copy of it, for a second build). `dev`: `reflex
+        run` in dev mode instead (Vite on `port`, the backend on a port of its own)."""
         self.log_path = log_path
         self.root = root
+        self.dev = dev
+        self.backend_port = free_port() if dev else None
         self.tree_before: list[str] = []  # the project's git state before the build (tests/e2e/conftest.py)
         self.env = env
         self.port = port or free_port()
@@ -37,8 +41,10 @@ class AppServer:
         log = self.log_path.open("wb")
         # All addresses of this machine, so that a test can also come from another machine (a network
         # namespace, tests/netns.py; the console refuses those); the other tests use 127.0.0.1.
-        command = [str(REFLEX), "run", "--env", "prod", "--loglevel", "info",
+        command = [str(REFLEX), "run", "--env", "dev" if self.dev else "prod", "--loglevel", "info",
                    "--frontend-port", str(self.port), "--backend-host", "0.0.0.0"]
+        if self.backend_port is not None:
+            command += ["--backend-port", str(self.backend_port)]
         self._process = subprocess.Popen(
             command, cwd=self.root, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -62,7 +68,10 @@ class AppServer:
     def _answers(self) -> bool:
         try:
             # The backend's health route answers only once the lifespan start-up has run.
-            return httpx.get(f"{self.url}/_health", timeout=2).status_code == 200
+            if self.backend_port is None:
+                return httpx.get(f"{self.url}/_health", timeout=2).status_code == 200
+            return (httpx.get(f"http://127.0.0.1:{self.backend_port}/_health", timeout=2).status_code == 200
+                    and httpx.get(f"{self.url}/", timeout=10).status_code == 200)
         except httpx.HTTPError:
             return False
 

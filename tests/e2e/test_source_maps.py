@@ -16,6 +16,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from app.sourcemaps.pages import page_sources, route_module
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.conftest import LOG_DIR, tree_state
 from tests.e2e.test_browser_monitoring import open_page
@@ -89,6 +90,19 @@ def test_maps_are_kept_but_never_served(app_server: AppServer) -> None:
         packed = chunk.with_name(chunk.name + ".gz")
         if packed.exists():  # the precompressed copy is of the injected chunk
             assert gzip.decompress(packed.read_bytes()) == chunk.read_bytes(), packed.name
+
+
+def test_every_page_names_the_modules_reflex_generated_for_it(app_server: AppServer) -> None:
+    """The page map's names are the files the build really has (app/sourcemaps/pages.py names them
+    with Reflex's own functions; here they meet what Reflex wrote)."""
+    import app.app
+
+    web = ROOT / ".web"
+    routes = {f".web/app/routes/{p.name}" for p in (web / "app" / "routes").iterdir()}
+    page_components = {f".web/app_components/app/pages/{p.name}" for p in (web / "app_components/app/pages").iterdir()}
+    found = page_sources(app.app.app)
+    assert {route_module(route) for route in app.app.app._unevaluated_pages} <= routes
+    assert routes | page_components <= set(found)
 
 
 def test_building_leaves_the_tree_as_it_was(app_server: AppServer) -> None:
@@ -173,3 +187,33 @@ def test_the_issue_page_shows_original_frames_and_can_switch_to_minified(app_ser
     expect(stack).not_to_contain_text(TRY_MODULE)
     page.click("#stack-switch-original")
     expect(stack).to_contain_text(TRY_MODULE)
+
+
+@pytest.fixture(scope="module")
+def dev_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """The app under `reflex run` in dev mode (Vite serving unminified modules with inline maps), in
+    a copy of the project with a database of its own."""
+    root = tmp_path_factory.mktemp("dev") / "lookout"
+    _copy_project(root)
+    server = AppServer(log_path=LOG_DIR / f"dev-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root, dev=True,
+                       env={"DATABASE_URL": f"sqlite:///{root / 'dev.db'}", "SENTRY_DSN": ""})
+    server.url = f"http://localhost:{server.port}"  # the dev server's own origin, as `reflex run` prints it
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        server.log_path.unlink(missing_ok=True)
+
+
+def test_dev_mode_stacks_show_the_source_file_and_line(dev_app: AppServer, page: Page) -> None:
+    page.set_default_timeout(60_000)  # Vite transforms each module on its first request
+    stored = trigger(page, dev_app, "try-thrown")
+    frames = main_exception(stored)["stacktrace"]["frames"]
+    [thrower] = [f for f in frames if f.get("context_line", "").strip() == "throw new Error('Lookout try: a thrown error');"]
+    generated = (dev_app.root / TRY_MODULE).read_text().splitlines()
+    assert thrower["filename"] == TRY_MODULE
+    assert generated[thrower["lineno"] - 1].strip() == "throw new Error('Lookout try: a thrown error');"
+    assert thrower["data"]["sourcemap"]["build_id"] == "dev"
+    assert thrower["data"]["python_page"]["file"] == "app/pages/try_errors.py"
+    assert "/app/routes/" in main_exception(stored)["raw_stacktrace"]["frames"][-1]["filename"]

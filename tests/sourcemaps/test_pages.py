@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from pathlib import Path
 
-import pytest
 
 import app.app  # noqa: F401 (the pages are registered on import)
 from app.pages import home, try_errors
@@ -14,7 +12,6 @@ from app.sourcemaps import pages
 from app.sourcemaps.maps import PageSource
 from app.sourcemaps.pages import page_source, page_sources, route_module
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_try_page_names_its_python_function() -> None:
@@ -35,17 +32,6 @@ def test_component_modules_name_their_page_or_the_module_when_it_has_several() -
         module="app.pages.try_errors", function="<module>", file="app/pages/try_errors.py", line=0
     )
     assert ".web/app_components/app/components/layout.jsx" not in found  # shared components: no page
-
-
-def test_every_registered_page_has_the_module_reflex_generates() -> None:
-    web = ROOT / ".web"
-    if not (web / "app" / "routes").is_dir():
-        pytest.skip("no compiled app in .web (any `reflex run` makes one)")
-    routes = {f".web/app/routes/{p.name}" for p in (web / "app" / "routes").iterdir()}
-    page_components = {f".web/app_components/app/pages/{p.name}" for p in (web / "app_components/app/pages").iterdir()}
-    found = page_sources(app.app.app)
-    assert {route_module(route) for route in app.app.app._unevaluated_pages} <= routes
-    assert routes | page_components <= set(found)
 
 
 def test_route_modules_are_named_as_reflex_names_them() -> None:
