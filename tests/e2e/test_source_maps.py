@@ -125,6 +125,16 @@ def _copy_project(destination: Path) -> None:
     (destination / ".tools").symlink_to(ROOT / ".tools")
 
 
+def serving(server: AppServer) -> Iterator[AppServer]:
+    """`server` started, for a fixture to `yield from`: stopped afterwards; its log kept only if it failed to start."""
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.log_path.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="module")
 def second_build(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """The same app built again in another directory, after a change that moves the chunk hashes and
@@ -135,14 +145,8 @@ def second_build(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory
     text = page_source.read_text()
     assert '"const lookoutTry = {\\n"' in text
     page_source.write_text(text.replace('"const lookoutTry = {\\n"', '"// the second build\\n\\nconst lookoutTry = {\\n"'))
-    server = AppServer(log_path=LOG_DIR / f"second-build-{time.strftime('%Y%m%d-%H%M%S')}.log", env=app_server.env,
-                       root=root)
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        server.log_path.unlink(missing_ok=True)
+    yield from serving(AppServer(log_path=LOG_DIR / f"second-build-{time.strftime('%Y%m%d-%H%M%S')}.log",
+                                 env=app_server.env, root=root))
 
 
 def test_the_same_error_from_two_builds_is_one_issue(
@@ -198,12 +202,7 @@ def dev_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     server = AppServer(log_path=LOG_DIR / f"dev-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root, dev=True,
                        env={"DATABASE_URL": f"sqlite:///{root / 'dev.db'}", "SENTRY_DSN": ""})
     server.url = f"http://localhost:{server.port}"  # the dev server's own origin, as `reflex run` prints it
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        server.log_path.unlink(missing_ok=True)
+    yield from serving(server)
 
 
 def test_dev_mode_stacks_show_the_source_file_and_line(dev_app: AppServer, page: Page) -> None:

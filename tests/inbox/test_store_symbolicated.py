@@ -4,19 +4,28 @@ builds (tests/sourcemaps/reflex_like_build.py), real envelopes, the real feeder 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 import sqlalchemy
+from alembic import command
+
+from app import db
 
 from app.inbox.feeder import InboxFeeder
+from app.inbox.present_stack import stack_rows
 from app.inbox.store import InboxReader, InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
 from app.monitoring.settings import Dsn
+from app.sourcemaps.build_step import make_bundle
+from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_feeder import READ, local_row, statuses
 from tests.inbox.test_store import error, event_envelope, query
+from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)
     COMPONENTS, Build, Maps, first_build, second_build,
 )
@@ -94,3 +103,33 @@ def test_while_the_maps_cannot_be_read_the_batch_waits_and_nothing_is_lost(
     assert statuses(engine) == [(READ, "")]
     [(payload,)] = query(inbox, "select payload from inbox_event")
     assert json.loads(payload)["exception"]["values"][0]["stacktrace"]["frames"][-1]["filename"] == COMPONENTS
+
+
+def test_events_stored_before_the_source_map_migration_stay_readable(tmp_path: Path, first_build: Build) -> None:
+    """An install before migration 0012 (no source-map tables): its browser event, kept in its
+    envelope, reads back as it was after the migration; the next one is symbolicated with the
+    maps of a build imported afterwards (the real MapLibrary)."""
+    engine = db.engine(f"sqlite:///{tmp_path / 'before.db'}")
+    with engine.begin() as connection:
+        command.upgrade(db._alembic_config(connection), "0011_random_local_key")
+    before = {**first_build.event(), "event_id": "b" * 32}
+    outbox, old = OutboxStore(engine), InboxStore(engine)
+    old.ensure_project(Dsn.parse(LOCAL_DSN))
+    outbox.add_many([local_row(event_envelope(before))])
+    assert InboxFeeder(outbox, old).feed_once() == 1
+
+    assert db.migrate(engine) == db.head_revision()
+    stored = InboxReader(engine).event(before["event_id"])
+    assert stored["event"] == before  # the minified frames, as sent
+    assert [row["kind"] for row in stack_rows(stored["event"])][:2] == ["exception", "frame"]
+    static = tmp_path / "static"  # a copy: the build step moves the maps out of what it is given
+    shutil.copytree(first_build.chunk.parent.parent, static)
+    import_bundle(engine, make_bundle(static, tmp_path / "bundles", SENTRY_CLI, keep=20))
+    inbox = InboxStore(engine, Symbolicator(MapLibrary(engine)))
+    after = first_build.event()
+    after["event_id"] = "a" * 32
+    outbox.add_many([local_row(event_envelope(after))])
+    assert InboxFeeder(outbox, inbox).feed_once() == 1
+    mapped = InboxReader(engine).event("a" * 32)["event"]["exception"]["values"][0]["stacktrace"]["frames"]
+    assert mapped[-1]["filename"] == COMPONENTS
+    assert InboxReader(engine).event(before["event_id"])["event"] == before
