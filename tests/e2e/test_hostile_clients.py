@@ -97,6 +97,17 @@ def items(base: str, marker: dict[str, str], trace_id: str, event_id: str) -> li
     return [("event", event), ("log", log), ("transaction", transaction), ("feedback", feedback)]
 
 
+def posted(url: str, key: str, envelope: bytes, patience_s: float = 30) -> httpx.Response:
+    """POST as an SDK does: a 503 ("could not be stored; try again later") is tried again after its
+    Retry-After, within `patience_s`."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        answer = httpx.post(url, params={"sentry_key": key}, content=envelope)
+        if answer.status_code != 503 or time.monotonic() > deadline:
+            return answer
+        time.sleep(float(answer.headers.get("Retry-After", "1")))
+
+
 @pytest.fixture
 def planted(app_server: AppServer, page: Page) -> Planted:
     """Plant the markers from this machine and wait until the inbox has read every one."""
@@ -106,7 +117,7 @@ def planted(app_server: AppServer, page: Page) -> Planted:
     for item_type, payload in items(base, marker, trace_id, event_id):
         body = json.dumps(payload).encode()
         envelope = assemble({"event_id": payload.get("event_id", event_id)}, [({"type": item_type, "length": len(body)}, body)])
-        answer = httpx.post(f"{app_server.url}/api/{project}/envelope/", params={"sentry_key": key}, content=envelope)
+        answer = posted(f"{app_server.url}/api/{project}/envelope/", key, envelope)
         assert answer.status_code == 200, answer.text
     checks = {
         "issue": ("select id from inbox_issue where title like ?", f"%{marker['event message']}%"),
