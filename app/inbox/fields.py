@@ -5,13 +5,19 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 # The times an ISO 8601 string can name (years 1 to 9999): a number outside them is no time either.
 EARLIEST, LATEST = -62135596800.0, 253402300800.0
 # What a JSON string can hold and a database column cannot: NUL (PostgreSQL refuses it) and halves
 # of a surrogate pair (no UTF-8 encoding).
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def whole(value: object) -> TypeGuard[int]:
+    """Whether a value from outside (JSON, a client's event argument) is a whole number: `true`
+    is an int to Python but no number, and a float or text is not one either."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def text(value: Any) -> str:

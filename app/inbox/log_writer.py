@@ -11,7 +11,7 @@ import sqlalchemy
 from sqlalchemy import insert, update
 
 from app.inbox.event_writer import ID_LENGTH
-from app.inbox.fields import cut, seconds, text
+from app.inbox.fields import cut, seconds, text, whole
 from app.inbox.grouping import LEVEL_LENGTH
 from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 
@@ -74,4 +74,4 @@ def counts(item_type: str, payload: dict[str, Any]) -> list[tuple[str, str, int]
 
 
 def _whole(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if whole(value) and value > 0 else 0

@@ -20,7 +20,7 @@ import itertools
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from app.inbox.fields import text
+from app.inbox.fields import text, whole
 from app.inbox.grouping import exceptions, frames
 from app.inbox.present import display
 
@@ -139,4 +139,4 @@ def _python_page(value: Any) -> str:
 
 
 def _number(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if whole(value) and value >= 0 else None

@@ -17,6 +17,7 @@ from app import db, routes
 from app.components.console import ConsoleState, ago, one_of, unless_refused
 from app.components.layout import layout
 from app.inbox import present, present_stack, states
+from app.inbox.fields import whole
 from app.inbox.store import InboxStore
 from app.pages.issues import reader
 
@@ -99,7 +100,7 @@ class IssueState(ConsoleState, rx.State):
         """Show an older (+1) or newer (-1) stored event."""
         if not self._allowed():
             return
-        if isinstance(step, int) and not isinstance(step, bool):
+        if whole(step):
             self.position = min(max(0, self.position + step), max(0, self.stored - 1))
             self.opened_folds = []  # another event: other folds
         await self._read()
@@ -115,7 +116,7 @@ class IssueState(ConsoleState, rx.State):
     @rx.event
     async def toggle_fold(self, fold: int) -> None:
         """Open or close a fold of library frames (its index among the stack's folds)."""
-        if isinstance(fold, int) and not isinstance(fold, bool) and 0 <= fold < present_stack.MAX_STACK_ROWS:
+        if whole(fold) and 0 <= fold < present_stack.MAX_STACK_ROWS:
             self.opened_folds = sorted(set(self.opened_folds) ^ {fold})
         await self._show()
 

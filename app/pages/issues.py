@@ -11,6 +11,7 @@ import reflex as rx
 from app import db, routes
 from app.components.console import ConsoleState, ago, bounded, one_of, unless_refused
 from app.components.layout import layout
+from app.inbox.fields import whole
 from app.inbox.present import sparkline
 from app.inbox.store import InboxReader
 
@@ -123,7 +124,7 @@ class IssuesState(ConsoleState, rx.State):
 
     @rx.event
     async def turn(self, step: int) -> None:
-        if isinstance(step, int) and not isinstance(step, bool):
+        if whole(step):
             self.page_number = min(max(0, self.page_number + step), self.pages - 1)
         await self._show()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from app.monitoring.envelope import STRICT_JSON
 from app.sourcemaps import pages
-from app.sourcemaps.maps import PageSource
+from app.sourcemaps.maps import DEBUG_ID, PageSource
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,6 @@ FORMAT = 1
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 64 * 1024 * 1024  # per chunk and per map, at build and at import
 BUILD_ID = re.compile(r"[0-9a-f]{16,64}")
-DEBUG_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class BundleError(Exception):

@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,14 +26,13 @@ from app.monitoring.envelope import STRICT_JSON
 from app.monitoring.settings import SETTINGS
 from app.sourcemaps import bundle, pages
 from app.sourcemaps.bundle import BundleError, Manifest
-from app.sourcemaps.maps import PageSource, StoredMap
+from app.sourcemaps.maps import PageSource, StoredMap, normal_debug_id
 from app.sourcemaps.tables import BUILDS, FILES
 
 logger = logging.getLogger(__name__)
 
 MAX_ASSET_PATH = 2048
 IMPORT_LOCK = 7_426_002  # PostgreSQL advisory lock key: one worker imports at a time (app/db.py has 7_426_001)
-HEX_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def import_present(engine: sqlalchemy.Engine, directory: Path | None = None,
@@ -139,18 +137,6 @@ class MapLibrary:
             return None
         return StoredMap(debug_id=row.debug_id, asset_path=row.asset_path, build_id=row.build_id,
                          source=bytes(row.source), sourcemap=bytes(row.sourcemap), pages=_pages(row.pages))
-
-
-def normal_debug_id(debug_id: object) -> str | None:
-    """A debug ID as the build step stores it (lower-case UUID with dashes), or None if it is not one."""
-    if not isinstance(debug_id, str) or len(debug_id) > 64:
-        return None
-    text = debug_id.strip().lower()
-    if bundle.DEBUG_ID.fullmatch(text):
-        return text
-    if HEX_ID.fullmatch(text):
-        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-    return None
 
 
 def _pages(text: str) -> dict[str, PageSource]:

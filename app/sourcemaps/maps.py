@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
+
+DEBUG_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as stored
+HEX_ID = re.compile(r"[0-9a-f]{32}")  # as some SDKs spell it
 
 
 @dataclass(frozen=True)
@@ -14,6 +18,9 @@ class PageSource:
     function: str  # "page"
     file: str  # project-relative: "app/pages/try_errors.py"
     line: int  # the function's first line, 0 when unknown
+
+    def to_json(self) -> dict[str, object]:
+        return {"module": self.module, "function": self.function, "file": self.file, "line": self.line}
 
 
 @dataclass(frozen=True)
@@ -36,3 +43,15 @@ class MapLookup(Protocol):
     def by_debug_id(self, debug_id: str) -> StoredMap | None: ...
 
     def by_asset_path(self, asset_path: str) -> StoredMap | None: ...
+
+
+def normal_debug_id(debug_id: object) -> str | None:
+    """A debug ID as the build step stores it (lower-case UUID with dashes), or None if it is not one."""
+    if not isinstance(debug_id, str) or len(debug_id) > 64:
+        return None
+    text = debug_id.strip().lower()
+    if DEBUG_ID.fullmatch(text):
+        return text
+    if HEX_ID.fullmatch(text):
+        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    return None

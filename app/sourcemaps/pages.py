@@ -92,10 +92,7 @@ def page_sources(app: Any, root: Path = ROOT) -> dict[str, PageSource]:
 
 
 def to_json(sources: Mapping[str, PageSource]) -> dict[str, dict[str, object]]:
-    return {
-        path: {"module": s.module, "function": s.function, "file": s.file, "line": s.line}
-        for path, s in sorted(sources.items())
-    }
+    return {path: source.to_json() for path, source in sorted(sources.items())}
 
 
 def from_json(value: object) -> dict[str, PageSource]:

@@ -75,8 +75,7 @@ def _look_up(entry: ParsedMap, line: int, column: int, context: bool) -> Origina
     path = project_path(token.src, entry.asset_path, entry.build_id)
     in_app = is_in_app(path)
     page = entry.pages.get(path)
-    python_page = None if page is None else {"module": page.module, "function": page.function, "file": page.file,
-                                             "line": page.line}
+    python_page = None if page is None else page.to_json()
     function = (token.function_name or token.name or "")[:NAME_LENGTH]
     if not (in_app or context):
         return Original(path, function, token.line, token.col, False, (), "", (), python_page, False)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +42,7 @@ from urllib.parse import unquote, urlsplit
 
 from app.inbox.incoming import its_own_fault
 from app.sourcemaps.map_cache import Entry, MapCache, Unreadable, fingerprint, parse
-from app.sourcemaps.maps import MapLookup, StoredMap
+from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
 from app.sourcemaps.positions import Positions
 
 logger = logging.getLogger(__name__)
@@ -234,20 +233,10 @@ def _images(event: dict[str, Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     for image in images[:MAX_IMAGES] if isinstance(images, list) else []:
         if isinstance(image, dict) and image.get("type") == "sourcemap" and isinstance(image.get("code_file"), str):
-            debug_id = _debug_id(image.get("debug_id"))
+            debug_id = normal_debug_id(image.get("debug_id"))
             if debug_id and len(image["code_file"]) <= MAX_URL:
                 found.setdefault(image["code_file"], debug_id)
     return found
-
-
-def _debug_id(value: Any) -> str:
-    """A debug ID as a lower-case UUID with dashes, or "" when it is none."""
-    if not isinstance(value, str) or len(value) > 64:
-        return ""
-    try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        return ""
 
 
 def _with_error(frame: dict[str, Any], reason: str) -> dict[str, Any]:
