@@ -113,6 +113,17 @@ class Settings:
     # Production builds whose source maps are kept, on disk and in the database (LOOKOUT_SOURCEMAP_BUILDS;
     # app/sourcemaps/): tabs opened before a deploy still symbolicate.
     sourcemap_builds: int = 20
+    # Alerts (app/alerts/): the SMTP server e-mail goes through (LOOKOUT_SMTP_URL, smtp://user:password@host:port
+    # with STARTTLS when offered, smtps:// for TLS; "" for none), its From address (LOOKOUT_ALERT_FROM), and
+    # the channels every project alerts to: addresses (LOOKOUT_ALERT_EMAILS) and `kind=url` webhooks
+    # (LOOKOUT_ALERT_WEBHOOKS; app/alerts/channels.py parses them).
+    smtp_url: str = ""
+    alert_from: str = ""
+    alert_emails: tuple[str, ...] = ()
+    alert_webhooks: tuple[str, ...] = ()
+    # Hosts and networks (CIDR) a webhook may reach although they are not global addresses
+    # (LOOKOUT_WEBHOOK_ALLOW; app/alerts/outbound.py).
+    webhook_allow: tuple[str, ...] = ()
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -209,6 +220,11 @@ class Settings:
             tunnel_origins=tuple(o.rstrip("/") for o in _words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
             trusted_proxy_hops=_whole_number(env, "LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),
             public_url=_public_url(env, "LOOKOUT_PUBLIC_URL"),
+            smtp_url=env.get("LOOKOUT_SMTP_URL", "").strip(),
+            alert_from=env.get("LOOKOUT_ALERT_FROM", "").strip(),
+            alert_emails=tuple(_words(env.get("LOOKOUT_ALERT_EMAILS", ""))),
+            alert_webhooks=tuple(w.strip() for w in env.get("LOOKOUT_ALERT_WEBHOOKS", "").split(",") if w.strip()),
+            webhook_allow=tuple(_words(env.get("LOOKOUT_WEBHOOK_ALLOW", ""))),
             max_item_bytes=_positive_int(env, "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
             max_request_bytes=_positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
             max_envelope_bytes=_positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
