@@ -12,7 +12,7 @@ from app.inbox import api as inbox_api
 from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
 from app.origin_guard import OriginGuard
-from app.pages import home, issue, issues, logs, not_found, sign_in, traces, try_errors
+from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, traces, try_errors
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.Is
 app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=traces.TracesState.load)
 app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
+app.add_page(alerts.page, route=routes.ALERTS, title=alerts.TITLE, on_load=alerts.AlertsState.load)
 app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.

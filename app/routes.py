@@ -8,6 +8,7 @@ ISSUE = "/issue"  # ?id=N
 TRACES = "/traces"
 TRACE = "/trace"  # ?id=<trace id>
 LOGS = "/logs"
+ALERTS = "/alerts"
 SIGN_IN = "/signin"
 NOT_FOUND = "404"  # Reflex's slug for the not-found route
 
@@ -17,5 +18,6 @@ NAVIGATION: list[tuple[str, str]] = [
     ("Issues", ISSUES),
     ("Traces", TRACES),
     ("Logs", LOGS),
+    ("Alerts", ALERTS),
     ("Try it", TRY),
 ]

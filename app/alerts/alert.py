@@ -34,7 +34,7 @@ class AlertItem:
     first_seen: float  # epoch seconds
     last_seen: float
     event_count: int
-    link: str  # the issue's page: LOOKOUT_PUBLIC_URL + /issues/<id> (or the path alone without it)
+    link: str  # the issue's page: LOOKOUT_PUBLIC_URL + /issue?id=<id> (or the path alone without it)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The writer of issues and events: an error or message event is grouped (app/inbox/grouping.py)
 into its issue, new or counted again, and stored once per `event_id`, on the caller's connection
-(the ingest transaction)."""
+(the ingest transaction), with the alert it makes due, if any (app/alerts/triggers.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, case, insert, select, update
 
+from app.alerts import triggers
 from app.inbox import states
 from app.inbox.fields import cut, seconds
 from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
@@ -23,7 +24,7 @@ NAME_LENGTH, ENVIRONMENT_LENGTH, ID_LENGTH = CULPRIT_LENGTH, 64, 64
 # The statements of the ingest path, built once: building them per call cost more than running them.
 STORED_EVENT = select(EVENTS.c.id).where(
     EVENTS.c.project_id == bindparam("project_id"), EVENTS.c.event_id == bindparam("event_id"))
-FIND_ISSUE = select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release).where(
+FIND_ISSUE = select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.event_count).where(
     ISSUES.c.project_id == bindparam("project_id"), ISSUES.c.fingerprint == bindparam("fingerprint"))
 INSERT_ISSUE = insert(ISSUES)
 COUNT_EVENT = update(ISSUES).where(ISSUES.c.id == bindparam("issue_id")).values(
@@ -51,16 +52,20 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
             "resolved_in_release": "", "first_seen": received_at, "last_seen": received_at, "event_count": 1,
             "last_event_id": event_id,
         }).inserted_primary_key[0]
+        what, event_count = triggers.NEW, 1
     else:
         connection.execute(COUNT_EVENT, {"issue_id": issue_id, "received_at": received_at,
                                          "new_event_id": event_id, "new_level": grouped.level})
-        states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
+        regressed = states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
+        what, event_count = triggers.outcome(found[1], regressed), found[3] + 1
+    environment = cut(event.get("environment"), ENVIRONMENT_LENGTH)
     connection.execute(INSERT_EVENT, {
         "project_id": project_id, "issue_id": issue_id, "event_id": event_id, "received_at": received_at,
         "timestamp": seconds(event.get("timestamp")), "level": grouped.level,
-        "platform": cut(event.get("platform"), LEVEL_LENGTH), "environment": cut(event.get("environment"), ENVIRONMENT_LENGTH),
+        "platform": cut(event.get("platform"), LEVEL_LENGTH), "environment": environment,
         "release": release, "title": grouped.title, "envelope_id": None, "item_index": None, **kept,
     })
+    triggers.after_event(connection, project_id, issue_id, what, event_count, environment, release, received_at)
     return True
 
 

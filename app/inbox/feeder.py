@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio.to_thread
 import sqlalchemy
@@ -49,14 +49,16 @@ ROWS = select(OUTBOX.c.id, OUTBOX.c.dsn, OUTBOX.c.body, OUTBOX.c.content_encodin
 class InboxFeeder:
     def __init__(self, outbox: OutboxStore, inbox: InboxStore, idle_s: float = 1.0,
                  retention: Retention | None = None, retention_every_s: float = 60.0,
-                 lease: Lease | None = None) -> None:
-        """`lease`: with several workers, only its holder feeds (app/monitoring/leases.py)."""
+                 lease: Lease | None = None, on_fed: Callable[[], None] | None = None) -> None:
+        """`lease`: with several workers, only its holder feeds (app/monitoring/leases.py).
+        `on_fed()`: called on the event loop after a batch is committed (the alert sender wakes)."""
         self.outbox = outbox
         self.inbox = inbox
         self.idle_s = idle_s
         self.retention = retention
         self.retention_every_s = retention_every_s
         self.lease = lease
+        self.on_fed = on_fed
         self._retained_at = float("-inf")
         self.ingested = 0
         self.rejected = 0
@@ -105,7 +107,10 @@ class InboxFeeder:
             self._retained_at = time.monotonic()
             evicted = await anyio.to_thread.run_sync(self.retention.run)
             logger.info("inbox retention: %s", evicted)
-        return await anyio.to_thread.run_sync(self.feed_once)
+        fed = await anyio.to_thread.run_sync(self.feed_once)
+        if fed and self.on_fed is not None:
+            self.on_fed()
+        return fed
 
     def unread(self, limit: int = BATCH) -> list[Incoming]:
         """The oldest local rows the inbox has not read yet."""

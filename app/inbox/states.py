@@ -57,12 +57,14 @@ def change(connection: sqlalchemy.Connection, issue_id: int, to_status: str, act
 
 
 def after_new_event(connection: sqlalchemy.Connection, issue_id: int, status: str, resolved_in_release: str,
-                    release: str, event_id: str) -> None:
-    """A new event of a resolved issue regresses it (unless it is of the release it was resolved in)."""
+                    release: str, event_id: str) -> bool:
+    """A new event of a resolved issue regresses it (unless it is of the release it was resolved in);
+    whether it did."""
     if status != RESOLVED or (resolved_in_release and release in ("", resolved_in_release)):
-        return
+        return False
     connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(status=REGRESSED, resolved_in_release=""))
     _record(connection, issue_id, SYSTEM, RESOLVED, REGRESSED, f"event {event_id}" + (f" in {release}" if release else ""))
+    return True
 
 
 def history(connection: sqlalchemy.Connection, issue_id: int) -> list[dict[str, object]]:

@@ -3,6 +3,7 @@
     browser SDK ──POST──▶ tunnel ──commit──▶ outbox (SQL) ──forwarder──▶ Sentry
     server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN: the
                                                       feeder reads it, symbolicated, into the inbox
+    inbox ingest txn ──▶ alert rows (app/alerts/triggers.py) ──alert sender (lease holder)──▶ e-mail, webhooks
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 import sentry_sdk
 
 from app import db
+from app.alerts.channels import sync_env_channels
+from app.alerts.sender import AlertSender
 from app.inbox.feeder import InboxFeeder
 from app.inbox.ingest import Ingest
 from app.inbox.projects import settle_local_dsn
@@ -42,6 +45,7 @@ library = MapLibrary(db.engine())
 symbolicator = Symbolicator(library)
 inbox = InboxStore(db.engine(), symbolicator)
 feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
+sender: AlertSender | None = None  # local mode: delivers the alerts the inbox makes due
 
 
 def _wake_readers(dsn: str) -> None:
@@ -50,6 +54,12 @@ def _wake_readers(dsn: str) -> None:
         forwarder.wake(dsn)
     if feeder is not None:
         feeder.wake(dsn)
+
+
+def _wake_sender() -> None:
+    """The feeder committed a batch, and with it any alert it made due."""
+    if sender is not None:
+        sender.wake()
 
 
 tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_readers)
@@ -78,21 +88,24 @@ async def run_server_sdk() -> AsyncIterator[None]:
 async def run_inbox(app: Any = None) -> AsyncIterator[None]:
     """Lifespan task, local mode (no SENTRY_DSN): the local DSN's project exists, and what the
     outbox holds for it is read into the inbox while the backend runs. `app`: the rx.App, which
-    Reflex passes to a lifespan task that asks for it."""
-    global feeder
-    task = None
+    Reflex passes to a lifespan task that asks for it. The alert sender runs beside the feeder:
+    the environment's channels are checked (SettingsError) and stored first."""
+    global feeder, sender
+    tasks: list[asyncio.Task[None]] = []
     if SETTINGS.dsn is None:
         await asyncio.to_thread(inbox.ensure_project, settle_local_dsn(SETTINGS, db.engine()))
         if app is not None:  # dev mode: the dev server's modules too, with the app's pages
             symbolicator.lookup = with_dev_server(library, app)
         feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)),
-                             lease=Lease(db.engine(), "inbox-feeder"))
-        with sentry_sdk.isolation_scope():  # its queries are no one's breadcrumbs
-            task = supervise("lookout-inbox-feeder", feeder.run)
+                             lease=Lease(db.engine(), "inbox-feeder"), on_fed=_wake_sender)
+        await asyncio.to_thread(sync_env_channels, db.engine(), SETTINGS)
+        sender = AlertSender(db.engine(), SETTINGS, Lease(db.engine(), "alert-sender"))
+        with sentry_sdk.isolation_scope():  # their queries and requests are no one's breadcrumbs
+            tasks = [supervise("lookout-inbox-feeder", feeder.run), supervise("lookout-alert-sender", sender.run)]
     try:
         yield
     finally:
-        if task is not None:
+        for task in tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

@@ -38,7 +38,9 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         # ~12,000): the home page's "kept" figure must not shrink between two readings of a test.
         # Retention has tests of its own.
         env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": "", "LOOKOUT_INBOX_MAX_RAW_ENVELOPES": "1000000",
-             "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}"},
+             "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}",
+             # The alerts page's tests add webhooks on loopback (tests/e2e/test_alerts.py).
+             "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1"},
     )
     server.tree_before = tree_state()
     try:

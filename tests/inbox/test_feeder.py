@@ -93,6 +93,25 @@ async def test_the_running_feeder_reads_rows_and_applies_retention(inbox: InboxS
     assert query(inbox, "select count(*) from inbox_event") == [(3,)]  # cut to the cap on a later pass
 
 
+@pytest.mark.anyio
+async def test_the_running_feeder_tells_of_each_batch_it_committed(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
+    """`on_fed` (the alert sender's wake) comes after a batch is committed, not on an empty turn."""
+    outbox = OutboxStore(engine)
+    fed: list[int] = []
+    feeder = InboxFeeder(outbox, inbox, idle_s=0.05, on_fed=lambda: fed.append(feeder.ingested))
+    task = asyncio.create_task(feeder.run())
+    try:
+        await asyncio.sleep(0.3)  # empty turns
+        outbox.add_many([local_row(event_envelope(error("'user'")))])
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if fed:
+                break
+    finally:
+        task.cancel()
+    assert fed == [1]  # once, when the row was in
+
+
 def test_a_row_the_database_refuses_does_not_sink_its_batch(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
     with engine.begin() as connection:  # a real refusal from the database, for one title only
         for statement in REFUSING_TRIGGER[engine.dialect.name]:

@@ -23,6 +23,7 @@ from app.monitoring.ratelimits import RateLimits
 from app.monitoring.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from tests.alerts.test_triggers import as_before_alerts
 from tests.inbox.test_store import error, event_envelope
 from tests.monitoring.envelopes import error_event
 
@@ -109,7 +110,8 @@ def at_revision_0010_with_the_old_key(path: Path) -> tuple[sqlalchemy.Engine, di
     inbox.ensure_project(Dsn.parse(OLD_DSN))
     read, waiting = error("'read before'"), error("'waiting'")
     outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(read, dsn=OLD_DSN), ["error"], None)])
-    assert InboxFeeder(outbox, inbox).feed_once() == 1
+    with as_before_alerts():
+        assert InboxFeeder(outbox, inbox).feed_once() == 1
     outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(waiting, dsn=OLD_DSN), ["error"], None)])
     return engine, waiting
 

@@ -30,6 +30,7 @@ class Tunnels:
     env: dict[str, str]
     log: Path
     workers: int = 2
+    module: str = "app.monitoring.standalone:app"  # or app.inbox.standalone:app, the inbox and its alerts
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -40,7 +41,7 @@ class Tunnels:
     def start(self, timeout: float = 60) -> None:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [GRANIAN, "--interface", "asgi", "app.monitoring.standalone:app", "--host", "127.0.0.1",
+                [GRANIAN, "--interface", "asgi", self.module, "--host", "127.0.0.1",
                  "--port", str(self.port), "--workers", str(self.workers), "--respawn-failed-workers",
                  "--respawn-interval", "0.5", "--no-access-log", "--log-level", "warning", "--backlog", "2048"],
                 cwd=ROOT, env={**os.environ, **self.env}, stdin=subprocess.DEVNULL, stdout=out,

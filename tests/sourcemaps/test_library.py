@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import uuid
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from app.sourcemaps import bundle
 from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle, import_present
 from app.sourcemaps.tables import BUILDS, FILES
+from tests.concurrency import all_at_once
 from tests.sourcemaps import fake_bundles, real_build
 from tests.sourcemaps.fake_bundles import PAGE, ROUTE
 
@@ -92,22 +92,7 @@ def test_only_the_newest_builds_are_kept_with_their_files(engine: sqlalchemy.Eng
 
 def test_workers_importing_at_once_import_once(engine: sqlalchemy.Engine, tmp_path: Path) -> None:
     directory = fake_bundles.bundle_of(tmp_path, 7, tuple(f"/assets/{n}.js" for n in range(20)))
-    start = threading.Barrier(4)
-    failures: list[BaseException] = []
-
-    def worker() -> None:
-        start.wait()
-        try:
-            import_bundle(engine, directory)
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            failures.append(exc)
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert failures == []
+    assert all_at_once(lambda: import_bundle(engine, directory)) == []
     assert counts(engine) == (1, 20)
 
 

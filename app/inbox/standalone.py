@@ -1,0 +1,21 @@
+"""The inbox as a bare ASGI app (no Reflex, no pages): the tunnel and Sentry's ingest endpoints,
+the outbox, the feeder that reads it into the inbox and the alert sender, in local mode (no
+SENTRY_DSN). Same code and settings as in the Reflex backend; used by the alerts' crash test and
+latency benchmark to run in a process of its own:  `granian --interface asgi app.inbox.standalone:app`.
+"""
+
+from __future__ import annotations
+
+from app import startup
+from app.monitoring import pipeline
+from app.monitoring.asgi import Receive, Scope, Send, serve_lifespan
+
+
+_served = pipeline.ingest.asgi(pipeline.tunnel.asgi())  # anything else: 404
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        await serve_lifespan(receive, send, startup.prepare_process, pipeline.run_inbox)
+    else:
+        await _served(scope, receive, send)

@@ -1,0 +1,549 @@
+"""Alert latency: from an event's acceptance at the ingest endpoint to its alert's arrival at a
+webhook receiver, over 200 new issues; Lookout and Bugsink in the same run, on this machine.
+
+    .venv/bin/python bench/alert_latency.py [--issues 200] [--gap-ms 250] [--concurrency 8] [--pace 0]
+                                            [--peers lookout,lookout-repaced,bugsink-eager,bugsink-snappea]
+
+An event is a Sentry error event posted to `POST /api/<project>/store/?sentry_key=...`; its
+acceptance is when its 200 answer reached the client. Each event is a new issue: its exception
+value carries a token of letters (grouping turns digits into <int>), which the alert's title
+repeats, so each alert is matched to its event by title. Latency = arrival − acceptance (a repeated
+alert counts once, at its first arrival); "from the request's start" = arrival − when it was sent.
+Two patterns, each on a fresh server and database, after a warm-up whose alerts are awaited:
+- spaced: one new issue every `--gap-ms`, each on its own schedule (a slow answer delays no other);
+- burst: all at once, `--concurrency` keep-alive clients posting back to back.
+
+The receiver is a stdlib HTTP server in a process of its own (in a thread of this process the
+posting clients would hold the GIL while an alert waits to be read): it answers 200 "ok" and
+writes each request's arrival (`time.time()` once its body is read) and body to a file.
+
+Peers:
+- lookout: `app.inbox.standalone:app` (ingest endpoints, outbox, feeder and alert sender in one
+  process) under granian, 1 worker, SQLite in a temp dir; one `json` channel from
+  LOOKOUT_ALERT_WEBHOOKS, LOOKOUT_WEBHOOK_ALLOW=127.0.0.1. Its body lists `alerts[]`, each with
+  `issue.title`. The sender paces each channel (app/alerts/sender.py: PACE_BURST messages at once,
+  then one every PACE_EVERY_S, each a digest of what is due): after the warm-up the run waits until
+  the bucket is full again.
+- lookout-repaced: the same with the sender's PACE_EVERY_S set to `--pace` (0: no pacing) by a
+  granian factory in this file, to tell what the pacing costs from what the pipeline costs.
+- bugsink-eager / bugsink-snappea (Bugsink from bench/bugsink-requirements.txt, in
+  bench/.bugsink-venv, made on first use): gunicorn with `bugsink.wsgi`, `--bugsink-workers` sync
+  workers, the `local` configuration template, a project with a Slack messaging config pointing at
+  the receiver. Bugsink refuses a loopback webhook unless ALERTS_WEBHOOK_DENY_NON_GLOBAL is False
+  (its allow list only counts in `allowlist_only` mode), so it is set so. The Slack body's first
+  block is the issue's title.
+  - eager (`SNAPPEA.TASK_ALWAYS_EAGER`, as the local template sets): the ingest request digests
+    the event and posts the alert before it answers: the alert arrives before the acceptance (a
+    latency below 0), and each request waits for the receiver.
+  - snappea (as its singleserver template, for production): the request stores the event and
+    answers; `bugsink-runsnappea` (4 worker threads, woken through inotify) digests it, which
+    queues the alert task, which queues the Slack task, which posts.
+
+Prints figures and ratios; asserts nothing. About 5–6 minutes with the defaults: each spaced run
+takes issues × gap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.alerts.messages import DIGEST_LIMIT  # noqa: E402
+from app.alerts.sender import PACE_BURST, PACE_EVERY_S  # noqa: E402
+from bench.tunnel import HOST, Processes, free_port, granian, wait_ready, workspace  # noqa: E402
+
+BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"
+BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
+GOAL_MEDIAN_S = 1.0
+LOCAL_DSN = "http://bench@localhost/1"
+TOKEN = re.compile(r"bench alert ([a-z]+)")
+PEERS = ("lookout", "lookout-repaced", "bugsink-eager", "bugsink-snappea")
+DEFAULT_PEERS = ",".join(PEERS)
+LABELS = {"lookout": "Lookout", "bugsink-eager": "Bugsink, eager", "bugsink-snappea": "Bugsink, snappea"}
+
+# The receiver, run as `python -c RECEIVER <port> <file>`: one JSON line per request.
+RECEIVER = r"""
+import http.server, json, sys, threading, time
+port, path = int(sys.argv[1]), sys.argv[2]
+out, lock = open(path, "a", buffering=1), threading.Lock()
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        body = self.rfile.read(min(int(self.headers.get("Content-Length") or 0), 16 << 20))
+        at = time.time()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+        with lock:
+            out.write(json.dumps({"at": at, "path": self.path, "body": body.decode("utf-8", "replace")}) + "\n")
+    def log_message(self, *_):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+# Runs in Bugsink's venv, its conf dir on PYTHONPATH. With no argument: migrate. With one: a project
+# alerting to that Slack URL; prints the project's id and key.
+BUGSINK_SETUP = r"""
+import json, os, sys
+os.environ["DJANGO_SETTINGS_MODULE"] = "bugsink_conf"
+import django; django.setup()
+if len(sys.argv) < 2:
+    from django.core.management import call_command
+    call_command("migrate", verbosity=0); call_command("migrate", database="snappea", verbosity=0)
+    sys.exit()
+from projects.models import Project
+from alerts.models import MessagingServiceConfig
+project = Project.objects.create(name="bench", alert_on_new_issue=True)
+MessagingServiceConfig.objects.create(project=project, display_name="bench", kind="slack",
+                                      config=json.dumps({"webhook_url": sys.argv[1]}))
+print(json.dumps({"id": project.id, "key": str(project.sentry_key)}))
+"""
+
+# Appended to the `local` template's output; {dir}, {eager}, {port} filled in.
+BUGSINK_CONF = """
+DATABASES["default"]["NAME"] = "{dir}/db.sqlite3"
+DATABASES["snappea"]["NAME"] = "{dir}/snappea.sqlite3"
+SNAPPEA = {{"TASK_ALWAYS_EAGER": {eager}, "NUM_WORKERS": 4, "PID_FILE": None, "WAKEUP_CALLS_DIR": "{dir}/wakeup"}}
+BUGSINK.update({{
+    "BASE_URL": "http://127.0.0.1:{port}",
+    "INGEST_STORE_BASE_DIR": "{dir}/ingestion",
+    "PHONEHOME": False,
+    "ALERTS_WEBHOOK_ALLOW_LIST": ["127.0.0.1"],
+    "ALERTS_WEBHOOK_DENY_NON_GLOBAL": False,
+}})
+"""
+
+
+def token(n: int) -> str:
+    """Letters only: Lookout's grouping turns digits into <int>, so "alert 7" and "alert 8" would be one issue."""
+    letters = ""
+    for _ in range(4):
+        n, digit = divmod(n, 26)
+        letters = chr(ord("a") + digit) + letters
+    return letters
+
+
+def event(name: str) -> bytes:
+    return json.dumps({
+        "event_id": uuid.uuid4().hex, "timestamp": time.time(), "level": "error", "platform": "python",
+        "environment": "production", "release": "bench@1",
+        "exception": {"values": [{"type": "BenchAlertError", "value": f"bench alert {name}", "stacktrace": {"frames": [
+            {"module": "bench.worker", "function": "handle", "filename": "bench/worker.py", "lineno": 42,
+             "in_app": True}]}}]},
+    }).encode()
+
+
+# --- the receiver ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Message:
+    at: float
+    path: str
+    tokens: tuple[str, ...]  # one per alert listed, from its title
+
+
+def lookout_titles(body: dict) -> list[str]:
+    return [str(alert.get("issue", {}).get("title", "")) for alert in body.get("alerts", [])]
+
+
+def slack_titles(body: dict) -> list[str]:
+    return [str(body["blocks"][0]["text"]["text"])] if body.get("blocks") else [str(body.get("text", ""))]
+
+
+class Receiver:
+    """The receiver process and what it wrote; each peer and pattern posts to a path of its own."""
+
+    def __init__(self, processes: Processes, workdir: Path) -> None:
+        self.port, self.file = free_port(), workdir / "received.jsonl"
+        self.file.touch()
+        self._read = 0  # bytes of the file parsed so far ...
+        self._records: list[dict] = []  # ... and what they held
+        processes.start("receiver", [sys.executable, "-c", RECEIVER, str(self.port), str(self.file)])
+        wait_ready(processes, "receiver", self.port, "/")
+
+    def url(self, path: str) -> str:
+        return f"http://{HOST}:{self.port}{path}"
+
+    def messages(self, path: str, titles: Callable[[dict], list[str]]) -> list[Message]:
+        with self.file.open("rb") as file:  # only what came since the last call is parsed
+            file.seek(self._read)
+            data = file.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        self._read += len(complete)
+        self._records += [json.loads(line) for line in complete.splitlines()]
+        found = []
+        for record in (r for r in self._records if r["path"] == path):
+            try:
+                names = titles(json.loads(record["body"]))
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                names = []
+            tokens = tuple(match.group(1) for name in names if (match := TOKEN.search(name)))
+            found.append(Message(record["at"], path, tokens))
+        return found
+
+    def wait(self, path: str, titles: Callable[[dict], list[str]], want: set[str], idle_s: float,
+             limit_s: float) -> list[Message]:
+        """Until every token in `want` has arrived, nothing has come for `idle_s`, or `limit_s` passed."""
+        start = last_change = time.monotonic()
+        seen = -1
+        while True:
+            messages = self.messages(path, titles)
+            if want <= {name for message in messages for name in message.tokens}:
+                return messages
+            if len(messages) != seen:
+                seen, last_change = len(messages), time.monotonic()
+            now = time.monotonic()
+            if now - last_change > idle_s or now - start > limit_s:
+                return messages
+            time.sleep(0.05)
+
+
+# --- posting --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Posted:
+    sent: dict[str, float] = field(default_factory=dict)
+    accepted: dict[str, float] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+
+async def post_one(client: httpx.AsyncClient, url: str, name: str, posted: Posted) -> None:
+    posted.sent[name] = time.time()
+    answer = await client.post(url, content=event(name), headers={"Content-Type": "application/json"})
+    if answer.status_code == 200:
+        posted.accepted[name] = time.time()
+    else:
+        posted.refused.append(f"{name}: {answer.status_code} {answer.text[:200]!r}")
+
+
+async def post_spaced(url: str, names: list[str], gap_s: float) -> Posted:
+    posted = Posted()
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(limits=limits, trust_env=False, timeout=60.0) as client:
+        start, tasks = time.monotonic(), []
+        for n, name in enumerate(names):
+            await asyncio.sleep(max(0.0, start + n * gap_s - time.monotonic()))
+            tasks.append(asyncio.create_task(post_one(client, url, name, posted)))
+        await asyncio.gather(*tasks)
+    return posted
+
+
+async def post_burst(url: str, names: list[str], concurrency: int) -> Posted:
+    posted, pending = Posted(), iter(names)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, trust_env=False, timeout=60.0) as client:
+        async def worker() -> None:
+            for name in pending:
+                await post_one(client, url, name, posted)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return posted
+
+
+# --- one peer, one pattern ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Server:
+    """A started peer: where to post, the receiver's path its alerts go to, how to read their titles."""
+
+    store_url: str
+    path: str
+    titles: Callable[[dict], list[str]]
+    warmup: int = 1  # events posted at once before measuring
+    settle_s: float = 0.0  # wait this long per warm-up message before measuring
+
+
+@dataclass(frozen=True)
+class Outcome:
+    peer: str
+    label: str
+    pattern: str
+    issues: int
+    refused: list[str]
+    from_acceptance: list[float]  # seconds, one per matched alert
+    from_sent: list[float]
+    timeline: list[tuple[float, int]]  # per message: s after the first acceptance, alerts it lists
+
+    @property
+    def messages(self) -> int:
+        return len(self.timeline)
+
+    @property
+    def alerts_listed(self) -> int:
+        return sum(count for _, count in self.timeline)
+
+
+def warm_up(server: Server, receiver: Receiver) -> set[str]:
+    """`server.warmup` events at once (a cold worker's first request is slow); once their alerts have
+    come, wait while a paced sender's bucket fills up again. The warm-up's tokens."""
+    warm = {f"warm{token(n)}" for n in range(server.warmup)}
+    asyncio.run(post_burst(server.store_url, sorted(warm), server.warmup))
+    messages = receiver.wait(server.path, server.titles, warm, idle_s=30, limit_s=90)
+    time.sleep(server.settle_s * len(messages) + 0.5)
+    return warm
+
+
+def measure(peer: str, pattern: str, server: Server, receiver: Receiver, args: argparse.Namespace) -> Outcome:
+    warm = warm_up(server, receiver)
+    names = [token(n) for n in range(args.issues)]
+    if pattern == "spaced":
+        posted = asyncio.run(post_spaced(server.store_url, names, args.gap_ms / 1000))
+    else:
+        posted = asyncio.run(post_burst(server.store_url, names, args.concurrency))
+    messages = [m for m in receiver.wait(server.path, server.titles, set(posted.accepted), args.idle, args.limit)
+                if not warm & set(m.tokens)]
+    arrival: dict[str, float] = {}
+    for message in sorted(messages, key=lambda m: m.at):
+        for name in message.tokens:
+            arrival.setdefault(name, message.at)
+    matched = [name for name in names if name in arrival and name in posted.accepted]
+    first = min(posted.accepted.values(), default=0.0)
+    return Outcome(
+        peer, label(peer, args), pattern, len(names), posted.refused,
+        [arrival[name] - posted.accepted[name] for name in matched],
+        [arrival[name] - posted.sent[name] for name in matched],
+        [(m.at - first, len(m.tokens)) for m in sorted(messages, key=lambda m: m.at)])
+
+
+def label(peer: str, args: argparse.Namespace) -> str:
+    if peer == "lookout-repaced":
+        return f"Lookout, {f'1 per {args.pace:g} s' if args.pace else 'unpaced'}"
+    return LABELS[peer]
+
+
+def repaced_app() -> object:
+    """granian `--factory` target: app.inbox.standalone with the sender's pacing changed to a token
+    every BENCH_PACE_EVERY_S seconds (0: at once, no pacing), to tell what pacing costs from what
+    the pipeline costs."""
+    from app.alerts import sender
+    from app.inbox.standalone import app
+
+    sender.PACE_EVERY_S = float(os.environ["BENCH_PACE_EVERY_S"]) or 1e-9
+    return app
+
+
+def start_lookout(processes: Processes, workdir: Path, receiver: Receiver, path: str, pace_s: float | None) -> Server:
+    """`pace_s`: None, as shipped; else a token every `pace_s` (0: none)."""
+    port = free_port()
+    env = {"DATABASE_URL": f"sqlite:///{workdir / 'lookout.db'}", "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
+           "LOOKOUT_ALERT_WEBHOOKS": f"json={receiver.url(path)}#secret=x", "LOOKOUT_WEBHOOK_ALLOW": HOST,
+           "LOOKOUT_SERVER_MONITORING": "off", "BENCH_PACE_EVERY_S": str(pace_s or 0)}
+    target = granian("app.inbox.standalone:app", port) if pace_s is None else [
+        *granian("bench.alert_latency:repaced_app", port), "--factory"]
+    processes.start("lookout", target, env)
+    wait_ready(processes, "lookout", port, "/")
+    return Server(f"http://{HOST}:{port}/api/1/store/?sentry_key=bench", path, lookout_titles,
+                  settle_s=PACE_EVERY_S if pace_s is None else pace_s)
+
+
+def bugsink_python() -> Path:
+    python = BUGSINK_VENV / "bin" / "python"
+    if not python.exists():
+        print(f"  installing Bugsink into {BUGSINK_VENV} (once) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(BUGSINK_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", str(BUGSINK_REQUIREMENTS)], check=True)
+    return python
+
+
+def bugsink_version() -> str:
+    found = sorted(BUGSINK_VENV.glob("lib/python*/site-packages/bugsink-*.dist-info"))
+    return found[-1].name.removeprefix("bugsink-").removesuffix(".dist-info") if found else "(not installed yet)"
+
+
+def bugsink_conf(conf: Path, eager: bool, port: int) -> dict[str, str]:
+    """A `local` configuration in `conf` (databases there); the environment Bugsink's commands need."""
+    conf.mkdir()
+    subprocess.run([str(BUGSINK_VENV / "bin" / "bugsink-create-conf"), "--template=local", "-o",
+                    str(conf / "bugsink_conf.py")], check=True, cwd=conf, stdout=subprocess.DEVNULL)
+    with (conf / "bugsink_conf.py").open("a") as out:
+        out.write(BUGSINK_CONF.format(dir=conf, eager=eager, port=port))
+    return {"PYTHONPATH": str(conf), "DJANGO_SETTINGS_MODULE": "bugsink_conf"}
+
+
+def bugsink_setup(env: dict[str, str], *argv: str) -> str:
+    done = subprocess.run([str(bugsink_python()), "-c", BUGSINK_SETUP, *argv], capture_output=True, text=True,
+                          env={**os.environ, **env})
+    if done.returncode != 0:
+        raise RuntimeError(f"Bugsink's set-up failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def migrated_bugsink(cache: Path) -> Path:
+    """Bugsink's two databases, migrated once per run in `cache` (a copy goes to each server)."""
+    conf = cache / "bugsink-migrated"
+    if not conf.exists():
+        bugsink_setup(bugsink_conf(conf, eager=True, port=0))
+    return conf
+
+
+def start_bugsink(processes: Processes, workdir: Path, cache: Path, receiver: Receiver, path: str, eager: bool,
+                  workers: int) -> Server:
+    migrated, port, conf = migrated_bugsink(cache), free_port(), workdir / "bugsink"
+    env = bugsink_conf(conf, eager, port)
+    for name in ("db.sqlite3", "snappea.sqlite3"):
+        shutil.copyfile(migrated / name, conf / name)
+    project = json.loads(bugsink_setup(env, receiver.url(path)).strip().splitlines()[-1])
+    processes.start("bugsink", [str(BUGSINK_VENV / "bin" / "gunicorn"), "--bind", f"{HOST}:{port}", "--workers",
+                                str(workers), "--timeout", "60", "bugsink.wsgi"], env)
+    if not eager:
+        processes.start("snappea", [str(BUGSINK_VENV / "bin" / "bugsink-runsnappea")], env)
+    wait_ready(processes, "bugsink", port, "/health/ready")
+    return Server(f"http://{HOST}:{port}/api/{project['id']}/store/?sentry_key={project['key']}", path, slack_titles,
+                  warmup=2 * workers)
+
+
+def run(peer: str, pattern: str, receiver: Receiver, cache: Path, args: argparse.Namespace) -> Outcome:
+    with tempfile.TemporaryDirectory(prefix=f"lookout-alert-{peer}-") as tmp:
+        workdir, path = Path(tmp), f"/{peer}/{pattern}"
+        processes = Processes(workdir)
+        try:
+            if peer.startswith("lookout"):
+                server = start_lookout(processes, workdir, receiver, path, None if peer == "lookout" else args.pace)
+            else:
+                server = start_bugsink(processes, workdir, cache, receiver, path, peer == "bugsink-eager",
+                                       args.bugsink_workers)
+            return measure(peer, pattern, server, receiver, args)
+        except Exception:
+            for name in processes.running:
+                print(f"--- {name} log:\n{processes.log_tail(name, 30)}", file=sys.stderr)
+            raise
+        finally:
+            processes.stop_all()
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+
+def rank(values: list[float], q: float) -> float:
+    """The nearest-rank percentile of `values` (q in 0..1)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else math.nan
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.0f}" if not math.isnan(seconds) else f"{'-':>8}"
+
+
+def print_table(outcomes: list[Outcome]) -> None:
+    print(f"\n{'pattern':<8}{'peer':<20}{'arrived':>9}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}"
+          f"{'msgs':>6}{'alerts/msg':>11}   from the request's start: median, p99")
+    print("-" * 122)
+    for o in outcomes:
+        values = o.from_acceptance
+        per_message = o.alerts_listed / o.messages if o.messages else 0.0
+        print(f"{o.pattern:<8}{o.label:<20}{len(values):>5}/{o.issues:<3}{ms(median(values))}"
+              f"{ms(rank(values, 0.9))}{ms(rank(values, 0.99))}{ms(max(values, default=math.nan))}"
+              f"{o.messages:>6}{per_message:>11.1f}   {ms(median(o.from_sent))}, {ms(rank(o.from_sent, 0.99)).strip()}")
+        if o.refused:
+            print(f"        {len(o.refused)} events refused, first: {o.refused[0]}")
+    print("ms from the event's acceptance (its 200 answer) to the alert's arrival; arrived: alerts matched by title")
+
+
+def print_timelines(outcomes: list[Outcome], shown: int = 10) -> None:
+    """When each message came (s after the first acceptance) and how many alerts it listed."""
+    print("\nMessages as they came: s after the first acceptance × alerts listed")
+    for o in outcomes:
+        if o.peer.startswith("lookout"):
+            parts = [f"{at:.2f}×{count}" for at, count in o.timeline[:shown]]
+            more = f" … ({o.messages - shown} more)" if o.messages > shown else ""
+            print(f"  {o.pattern:<7}{o.label:<20}{' '.join(parts)}{more}")
+
+
+def print_ratios(outcomes: list[Outcome]) -> None:
+    """Per pattern: the goal (Lookout as shipped), then each Lookout row against each Bugsink row."""
+    for pattern in ("spaced", "burst"):
+        rows = [o for o in outcomes if o.pattern == pattern and o.from_acceptance]
+        ours = [o for o in rows if o.peer.startswith("lookout")]
+        if not ours:
+            continue
+        print()
+        for o in ours:
+            mid = median(o.from_acceptance)
+            verdict = "met" if mid <= GOAL_MEDIAN_S and len(o.from_acceptance) == o.issues else "NOT met"
+            shipped = "" if o.peer == "lookout" else ", not as shipped"
+            print(f"{pattern}: {o.label} median {mid * 1000:.0f} ms (goal ≤ {GOAL_MEDIAN_S * 1000:.0f} ms: "
+                  f"{verdict}{shipped})")
+        for o in ours:
+            for theirs in (t for t in rows if t.peer.startswith("bugsink")):
+                a, b = median(o.from_acceptance), median(theirs.from_acceptance)
+                s, t = median(o.from_sent), median(theirs.from_sent)
+                accepted = (f"{a * 1000:.0f} / {b * 1000:.0f} ms = {a / b:.3g}×" if b > 0
+                            else f"{a * 1000:.0f} / {b * 1000:.0f} ms (theirs arrives before the answer)")
+                print(f"  {o.label} / {theirs.label}: from acceptance {accepted}; "
+                      f"from the request's start {s * 1000:.0f} / {t * 1000:.0f} ms = {s / t:.3g}×")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--issues", type=int, default=200, help="new issues per pattern (default 200)")
+    parser.add_argument("--gap-ms", type=float, default=250.0, help="spaced pattern: ms between events (default 250)")
+    parser.add_argument("--concurrency", type=int, default=8, help="burst pattern: clients at once (default 8)")
+    parser.add_argument("--peers", default=DEFAULT_PEERS, help=f"comma-separated, of {', '.join(PEERS)} "
+                        f"(default {DEFAULT_PEERS})")
+    parser.add_argument("--patterns", default="spaced,burst", help="comma-separated, of spaced, burst")
+    parser.add_argument("--pace", type=float, default=0.0,
+                        help="lookout-repaced: a channel's token comes back every PACE s (default 0: no pacing)")
+    parser.add_argument("--bugsink-workers", type=int, default=4, help="gunicorn sync workers (default 4)")
+    parser.add_argument("--idle", type=float, default=30.0, help="stop waiting for alerts after s without any")
+    parser.add_argument("--limit", type=float, default=120.0, help="stop waiting for alerts after s in all")
+    args = parser.parse_args()
+    for peer in args.peers.split(","):
+        if peer not in PEERS:
+            parser.error(f"unknown peer {peer!r}: choose among {', '.join(PEERS)}")
+    for pattern in args.patterns.split(","):
+        if pattern not in ("spaced", "burst"):
+            parser.error(f"unknown pattern {pattern!r}: spaced or burst")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    peers, patterns = args.peers.split(","), args.patterns.split(",")
+    print(f"Alert latency: {args.issues} new issues per pattern, spaced (one every {args.gap_ms:g} ms) and burst "
+          f"({args.concurrency} clients at once);\n  webhook receiver: stdlib HTTP server in its own process on "
+          f"{HOST}; Bugsink {bugsink_version()} with {args.bugsink_workers} gunicorn workers.\n"
+          f"  Lookout paces each channel: {PACE_BURST} messages at once, then one every {PACE_EVERY_S:g} s, "
+          f"each listing what is due (a json message up to {DIGEST_LIMIT['json']} alerts).", flush=True)
+    outcomes, start = [], time.monotonic()
+    with workspace() as (workdir, processes):
+        receiver = Receiver(processes, workdir)
+        for peer in peers:
+            for pattern in patterns:
+                print(f"  {label(peer, args)}, {pattern} ...", flush=True)
+                outcomes.append(run(peer, pattern, receiver, workdir, args))
+    print_table(outcomes)
+    print_timelines(outcomes)
+    print_ratios(outcomes)
+    print(f"\n({time.monotonic() - start:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
