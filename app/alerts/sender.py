@@ -17,11 +17,11 @@ RETRY_MAX_S, jittered — forever: nothing is dropped. Only deleting a channel d
 to send (there is nowhere to send it).
 
 Pacing is what makes digests: a channel may get PACE_BURST messages at once, then one more every
-PACE_EVERY_S. A quiet project's alert goes at once; in a storm, what falls due while a channel has
-no token waits and goes out as one digest when the next token comes. So in any T seconds a channel
-gets at most PACE_BURST + T / PACE_EVERY_S messages (10 in a minute), whatever the number of alerts,
-each listing up to DIGEST_LIMIT[kind] of them; N alerts due at once make ceil(N / DIGEST_LIMIT[kind])
-messages.
+PACE_EVERY_S. A quiet project's alert goes at once (after LINGER_S, in which alerts due with it, as
+a burst's are, join its message); in a storm, what falls due while a channel has no token waits and
+goes out as one digest when the next token comes. So in any T seconds a channel gets at most
+PACE_BURST + T / PACE_EVERY_S messages (10 in a minute), whatever the number of alerts, each listing
+up to DIGEST_LIMIT[kind] of them; N alerts due at once make ceil(N / DIGEST_LIMIT[kind]) messages.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 import sqlalchemy
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
@@ -54,6 +54,7 @@ ALERTS = Alert.__table__
 DELIVERIES = AlertDelivery.__table__
 PACE_BURST = 5  # messages a channel may get at once ...
 PACE_EVERY_S = 12.0  # ... then one more this often (5 a minute)
+LINGER_S = 0.2  # a channel's oldest due alert waits this long for others due with it (a burst's)
 POLL_S = 0.5  # how often a turn runs without a wake (alerts committed by another worker, retries due)
 RETRY_BASE_S = 1.0  # a failed message's alerts are tried again after this, doubling ...
 RETRY_MAX_S = 60.0  # ... up to this (each jittered to ½–1 of it)
@@ -93,10 +94,11 @@ class Due:
 class AlertSender:
     def __init__(self, engine: sqlalchemy.Engine, settings: Settings, lease: Lease,
                  clock: Callable[[], float] = time.time, rand: Callable[[], float] = random.random,
-                 smtp_context: ssl.SSLContext | None = None, timeout_s: float = SEND_TIMEOUT_S) -> None:
+                 smtp_context: ssl.SSLContext | None = None, timeout_s: float = SEND_TIMEOUT_S,
+                 linger_s: float = LINGER_S) -> None:
         """`lease`: with several workers, only its holder sends. `clock` and `rand` (the retries'
         jitter) are for tests; `smtp_context` verifies the SMTP server's TLS (default: the system's)."""
-        self.engine, self.settings, self.lease = engine, settings, lease
+        self.engine, self.settings, self.lease, self.linger_s = engine, settings, lease, linger_s
         self.clock, self.rand, self.smtp_context, self.timeout_s = clock, rand, smtp_context, timeout_s
         self.policy = outbound.OutboundPolicy.from_entries(settings.webhook_allow)
         self.smtp = mail.SmtpServer.from_url(settings.smtp_url) if settings.smtp_url else None
@@ -145,15 +147,20 @@ class AlertSender:
         return sum(await asyncio.gather(*started))
 
     async def _turn(self) -> list[asyncio.Task[int]]:
-        """Fan out, then start a message for each channel due, not sending and with a token."""
+        """Fan out, then start a message for each channel due (past its linger, or a full digest),
+        not sending and with a token."""
         now = self.clock()
         due, more = await anyio.to_thread.run_sync(self._prepare, now)
         if more:
             self._wake.set()  # more alerts wait to be fanned out: the next turn comes at once
         started = []
-        for channel in due:
+        for channel, waiting, since in due:
             if channel.id in self._sending:
                 continue
+            full = waiting >= messages.DIGEST_LIMIT[channel.kind]
+            if not full and now - since < self.linger_s:
+                asyncio.get_running_loop().call_later(since + self.linger_s - now, self._wake.set)
+                continue  # alerts due with it (a burst's) may still come, to go in the same message
             if not self._paces.setdefault(channel.id, Pace(now)).take(now):
                 continue  # what is due waits for the next token, and goes out then as one digest
             task = asyncio.create_task(self._send(channel), name=f"lookout-alert-channel-{channel.id}")
@@ -168,7 +175,7 @@ class AlertSender:
             logger.warning("alert sender: channel %s: %s", channel_id, error, exc_info=error)
         self._wake.set()  # the channel may have more due, and a token for it
 
-    def _prepare(self, now: float) -> tuple[list[Channel], bool]:
+    def _prepare(self, now: float) -> tuple[list[tuple[Channel, int, float]], bool]:
         """In a thread: nothing without the lease; else prune when due, fan out a batch, and the
         enabled channels with deliveries due (and whether more alerts wait to be fanned out)."""
         if not self.lease.keep():
@@ -278,13 +285,16 @@ def fan_out(connection: sqlalchemy.Connection, now: float) -> int:
     return len(rows)
 
 
-def due_channels(connection: sqlalchemy.Connection, now: float) -> list[Channel]:
-    """The enabled channels with a delivery due (a switched-off channel's wait until it is back on)."""
-    waiting = (select(DELIVERIES.c.id)
-               .where(DELIVERIES.c.channel_id == channels.CHANNELS.c.id, DELIVERIES.c.next_attempt_at <= now)
-               .exists())
-    rows = connection.execute(select(*channels.COLUMNS).where(channels.CHANNELS.c.enabled, waiting)).all()
-    return [channels.from_row(row) for row in rows]
+def due_channels(connection: sqlalchemy.Connection, now: float) -> list[tuple[Channel, int, float]]:
+    """The enabled channels with deliveries due (a switched-off channel's wait until it is back on),
+    each with how many are due and since when (the oldest's due time)."""
+    waiting = (select(DELIVERIES.c.channel_id, func.count().label("due"), func.min(DELIVERIES.c.next_attempt_at).label("since"))
+               .where(DELIVERIES.c.next_attempt_at <= now).group_by(DELIVERIES.c.channel_id).subquery())
+    rows = connection.execute(
+        select(*channels.COLUMNS, waiting.c.due, waiting.c.since)
+        .join_from(channels.CHANNELS, waiting, waiting.c.channel_id == channels.CHANNELS.c.id)
+        .where(channels.CHANNELS.c.enabled)).all()
+    return [(channels.from_row(row), row.due, row.since) for row in rows]
 
 
 def _drop_orphans(connection: sqlalchemy.Connection) -> int:

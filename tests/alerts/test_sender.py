@@ -23,7 +23,7 @@ from app import db
 from app.alerts import messages, sender as sending
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.alerts.channels import CHANNELS
-from app.alerts.sender import ALERTS, DELIVERIES, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
+from app.alerts.sender import ALERTS, DELIVERIES, LINGER_S, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
 from app.inbox.feeder import InboxFeeder
 from app.inbox.store import InboxStore
 from app.models import WorkerLease
@@ -90,7 +90,7 @@ def settings(mail: MailReceiver | None = None) -> Settings:
 def make_sender(engine: sqlalchemy.Engine, clock: Clock, mail: MailReceiver | None = None,
                 holder: str = "worker-1") -> AlertSender:
     return AlertSender(engine, settings(mail), Lease(engine, "alert-sender", holder=holder, clock=clock),
-                       clock=clock, rand=lambda: 1.0)
+                       clock=clock, rand=lambda: 1.0, linger_s=0.0)  # the linger has a test of its own
 
 
 def add_channel(engine: sqlalchemy.Engine, kind: str, target: str, project_id: int | None = None,
@@ -310,7 +310,8 @@ async def test_a_crash_between_send_and_delete_sends_again_after_the_restart(
         engine: sqlalchemy.Engine, hook: WebhookReceiver, clock: Clock) -> None:
     add_channel(engine, "json", hook.url())
     [key] = add_alerts(engine)
-    dying = DiesAfterSending(engine, settings(), Lease(engine, "alert-sender", holder="a", clock=clock), clock=clock)
+    dying = DiesAfterSending(engine, settings(), Lease(engine, "alert-sender", holder="a", clock=clock), clock=clock,
+                             linger_s=0.0)
     with pytest.raises(SystemError):
         await dying.send_once()
     clock.advance(TTL_S + 1)
@@ -335,6 +336,27 @@ async def test_two_senders_on_one_database_only_the_lease_holder_sends(
 
 
 # --- pacing: digests ------------------------------------------------------------------------------
+
+
+async def test_alerts_due_together_wait_the_linger_and_go_as_one_message(
+        engine: sqlalchemy.Engine, hook: WebhookReceiver, clock: Clock) -> None:
+    """A burst's alerts, committed in several batches within LINGER_S of the first, make one
+    message; a full digest does not wait."""
+    add_channel(engine, "json", hook.url())
+    sender = AlertSender(engine, settings(), Lease(engine, "alert-sender", holder="w", clock=clock), clock=clock,
+                         linger_s=LINGER_S)
+    keys = add_alerts(engine, 3)
+    assert await sender.send_once() == 0  # lingering
+    clock.advance(LINGER_S / 2)
+    keys += add_alerts(engine, 4, first_issue=200)
+    assert await sender.send_once() == 0
+    clock.advance(LINGER_S / 2 + 0.01)
+    assert await sender.send_once() == 1
+    [message] = hook.received
+    assert sorted(keys_in([message.body], keys)) == sorted(keys)
+    full = add_alerts(engine, messages.DIGEST_LIMIT["json"], first_issue=1000)
+    assert await sender.send_once() == 1  # no linger for a full digest
+    assert sorted(keys_in([hook.received[-1].body], full)) == sorted(full)
 
 
 def test_a_pace_gives_a_burst_then_one_token_each_period() -> None:
