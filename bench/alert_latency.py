@@ -51,9 +51,7 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -69,10 +67,9 @@ sys.path.insert(0, str(ROOT))
 
 from app.alerts.messages import DIGEST_LIMIT  # noqa: E402
 from app.alerts.sender import PACE_BURST, PACE_EVERY_S  # noqa: E402
+from bench import bugsink_alerts  # noqa: E402
 from bench.tunnel import HOST, Processes, free_port, granian, wait_ready, workspace  # noqa: E402
 
-BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"
-BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
 GOAL_MEDIAN_S = 1.0
 LOCAL_DSN = "http://bench@localhost/1"
 TOKEN = re.compile(r"bench alert ([a-z]+)")
@@ -102,37 +99,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
 
-# Runs in Bugsink's venv, its conf dir on PYTHONPATH. With no argument: migrate. With one: a project
-# alerting to that Slack URL; prints the project's id and key.
-BUGSINK_SETUP = r"""
-import json, os, sys
-os.environ["DJANGO_SETTINGS_MODULE"] = "bugsink_conf"
-import django; django.setup()
-if len(sys.argv) < 2:
-    from django.core.management import call_command
-    call_command("migrate", verbosity=0); call_command("migrate", database="snappea", verbosity=0)
-    sys.exit()
-from projects.models import Project
-from alerts.models import MessagingServiceConfig
-project = Project.objects.create(name="bench", alert_on_new_issue=True)
-MessagingServiceConfig.objects.create(project=project, display_name="bench", kind="slack",
-                                      config=json.dumps({"webhook_url": sys.argv[1]}))
-print(json.dumps({"id": project.id, "key": str(project.sentry_key)}))
-"""
-
-# Appended to the `local` template's output; {dir}, {eager}, {port} filled in.
-BUGSINK_CONF = """
-DATABASES["default"]["NAME"] = "{dir}/db.sqlite3"
-DATABASES["snappea"]["NAME"] = "{dir}/snappea.sqlite3"
-SNAPPEA = {{"TASK_ALWAYS_EAGER": {eager}, "NUM_WORKERS": 4, "PID_FILE": None, "WAKEUP_CALLS_DIR": "{dir}/wakeup"}}
-BUGSINK.update({{
-    "BASE_URL": "http://127.0.0.1:{port}",
-    "INGEST_STORE_BASE_DIR": "{dir}/ingestion",
-    "PHONEHOME": False,
-    "ALERTS_WEBHOOK_ALLOW_LIST": ["127.0.0.1"],
-    "ALERTS_WEBHOOK_DENY_NON_GLOBAL": False,
-}})
-"""
 
 
 def token(n: int) -> str:
@@ -360,60 +326,10 @@ def start_lookout(processes: Processes, workdir: Path, receiver: Receiver, path:
                   settle_s=PACE_EVERY_S if pace_s is None else pace_s)
 
 
-def bugsink_python() -> Path:
-    python = BUGSINK_VENV / "bin" / "python"
-    if not python.exists():
-        print(f"  installing Bugsink into {BUGSINK_VENV} (once) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(BUGSINK_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", str(BUGSINK_REQUIREMENTS)], check=True)
-    return python
-
-
-def bugsink_version() -> str:
-    found = sorted(BUGSINK_VENV.glob("lib/python*/site-packages/bugsink-*.dist-info"))
-    return found[-1].name.removeprefix("bugsink-").removesuffix(".dist-info") if found else "(not installed yet)"
-
-
-def bugsink_conf(conf: Path, eager: bool, port: int) -> dict[str, str]:
-    """A `local` configuration in `conf` (databases there); the environment Bugsink's commands need."""
-    conf.mkdir()
-    subprocess.run([str(BUGSINK_VENV / "bin" / "bugsink-create-conf"), "--template=local", "-o",
-                    str(conf / "bugsink_conf.py")], check=True, cwd=conf, stdout=subprocess.DEVNULL)
-    with (conf / "bugsink_conf.py").open("a") as out:
-        out.write(BUGSINK_CONF.format(dir=conf, eager=eager, port=port))
-    return {"PYTHONPATH": str(conf), "DJANGO_SETTINGS_MODULE": "bugsink_conf"}
-
-
-def bugsink_setup(env: dict[str, str], *argv: str) -> str:
-    done = subprocess.run([str(bugsink_python()), "-c", BUGSINK_SETUP, *argv], capture_output=True, text=True,
-                          env={**os.environ, **env})
-    if done.returncode != 0:
-        raise RuntimeError(f"Bugsink's set-up failed:\n{done.stderr[-3000:]}")
-    return done.stdout
-
-
-def migrated_bugsink(cache: Path) -> Path:
-    """Bugsink's two databases, migrated once per run in `cache` (a copy goes to each server)."""
-    conf = cache / "bugsink-migrated"
-    if not conf.exists():
-        bugsink_setup(bugsink_conf(conf, eager=True, port=0))
-    return conf
-
-
 def start_bugsink(processes: Processes, workdir: Path, cache: Path, receiver: Receiver, path: str, eager: bool,
                   workers: int) -> Server:
-    migrated, port, conf = migrated_bugsink(cache), free_port(), workdir / "bugsink"
-    env = bugsink_conf(conf, eager, port)
-    for name in ("db.sqlite3", "snappea.sqlite3"):
-        shutil.copyfile(migrated / name, conf / name)
-    project = json.loads(bugsink_setup(env, receiver.url(path)).strip().splitlines()[-1])
-    processes.start("bugsink", [str(BUGSINK_VENV / "bin" / "gunicorn"), "--bind", f"{HOST}:{port}", "--workers",
-                                str(workers), "--timeout", "60", "bugsink.wsgi"], env)
-    if not eager:
-        processes.start("snappea", [str(BUGSINK_VENV / "bin" / "bugsink-runsnappea")], env)
-    wait_ready(processes, "bugsink", port, "/health/ready")
-    return Server(f"http://{HOST}:{port}/api/{project['id']}/store/?sentry_key={project['key']}", path, slack_titles,
-                  warmup=2 * workers)
+    url = bugsink_alerts.start(processes, workdir, cache, receiver.url(path), eager, workers)
+    return Server(url, path, slack_titles, warmup=2 * workers)
 
 
 def run(peer: str, pattern: str, receiver: Receiver, cache: Path, args: argparse.Namespace) -> Outcome:
@@ -529,7 +445,7 @@ def main() -> None:
     peers, patterns = args.peers.split(","), args.patterns.split(",")
     print(f"Alert latency: {args.issues} new issues per pattern, spaced (one every {args.gap_ms:g} ms) and burst "
           f"({args.concurrency} clients at once);\n  webhook receiver: stdlib HTTP server in its own process on "
-          f"{HOST}; Bugsink {bugsink_version()} with {args.bugsink_workers} gunicorn workers.\n"
+          f"{HOST}; Bugsink {bugsink_alerts.bugsink_version()} with {args.bugsink_workers} gunicorn workers.\n"
           f"  Lookout paces each channel: {PACE_BURST} messages at once, then one every {PACE_EVERY_S:g} s, "
           f"each listing what is due (a json message up to {DIGEST_LIMIT['json']} alerts).", flush=True)
     outcomes, start = [], time.monotonic()

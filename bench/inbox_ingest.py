@@ -40,7 +40,7 @@ from app.inbox.store import Incoming, InboxReader, InboxStore  # noqa: E402
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402
 from app.monitoring.settings import Dsn  # noqa: E402
 
-BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.2 and its dependencies, pinned
+BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned
 BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
 GOAL = 30.0
 LOCAL_DSN = "http://bench@localhost/1"  # the inbox's project 1 in these databases

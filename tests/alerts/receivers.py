@@ -10,88 +10,36 @@ Each serves from a background thread and is a context manager:
         ... send to mail.host, mail.port ...
         (message,) = mail.wait_for(1, timeout=10)  # email.message.EmailMessage
 
-`certificate()` makes (once per process, with the `openssl` CLI) a self-signed certificate for
-localhost and 127.0.0.1 (or the names given); its `client_context()` trusts it, and nothing else.
-`closed_port()` is a port where connections are refused. aiosmtpd is a test-only dependency: app code
+`certificate()` (tests/alerts/certificates.py) makes a self-signed certificate for localhost and
+127.0.0.1; its `client_context()` trusts it, and nothing else. `closed_port()` is a port where connections are refused. aiosmtpd is a test-only dependency: app code
 never imports it.
 """
 
 from __future__ import annotations
 
-import atexit
 import email
 import email.policy
-import functools
 import http.server
-import ipaddress
 import logging
-import shutil
 import socket
 import ssl
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
+
 logging.getLogger("mail.log").setLevel(logging.ERROR)  # aiosmtpd's own deprecation notices on every login
 
 HOST = "127.0.0.1"
 MAX_BODY = 16 * 1024 * 1024  # a request body beyond this is cut (the receiver stays bounded too)
 T = TypeVar("T")
-
-
-# --- TLS ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Certificate:
-    """A self-signed certificate for 127.0.0.1 and localhost, and its key (PEM files)."""
-
-    cert: Path
-    key: Path
-
-    def server_context(self) -> ssl.SSLContext:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(self.cert, self.key)
-        return context
-
-    def client_context(self) -> ssl.SSLContext:
-        """Verifies the peer (name included) against this certificate alone."""
-        return ssl.create_default_context(cafile=str(self.cert))
-
-
-@functools.cache
-def certificate(*names: str) -> Certificate:
-    """A self-signed certificate for `names` (default: localhost and 127.0.0.1), made once per
-    process on first use and removed at exit."""
-    names = names or ("localhost", HOST)
-    folder = Path(tempfile.mkdtemp(prefix="lookout-cert-"))
-    atexit.register(shutil.rmtree, folder, True)
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    alt = ",".join(f"IP:{name}" if _is_ip(name) else f"DNS:{name}" for name in names)
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", f"/CN={names[0]}",
-         "-addext", f"subjectAltName={alt}", "-addext", "basicConstraints=critical,CA:TRUE"],
-        check=True, capture_output=True)
-    return Certificate(cert, key)
-
-
-def _is_ip(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-        return True
-    except ValueError:
-        return False
 
 
 def closed_port() -> int:

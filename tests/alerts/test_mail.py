@@ -10,7 +10,8 @@ import pytest
 
 from app.alerts.alert import ERROR_BYTES
 from app.alerts.mail import SmtpServer, send
-from tests.alerts.receivers import MailReceiver, certificate, closed_port
+from tests.alerts.certificates import certificate
+from tests.alerts.receivers import MailReceiver, closed_port
 
 USER, PASSWORD = "alerts@example.com", "p:ss w%rd"
 

@@ -9,7 +9,8 @@ import pytest
 
 from app.alerts.alert import ERROR_BYTES, Outgoing
 from app.alerts.outbound import OutboundPolicy, non_global_kind, post, url_problem
-from tests.alerts.receivers import WebhookReceiver, certificate
+from tests.alerts.certificates import certificate
+from tests.alerts.receivers import WebhookReceiver
 
 pytestmark = pytest.mark.anyio
 
