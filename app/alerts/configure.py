@@ -39,6 +39,8 @@ TAIL = 4  # characters shown at the end of a masked webhook URL
 FROM_ENV = ("This channel comes from LOOKOUT_ALERT_EMAILS or LOOKOUT_ALERT_WEBHOOKS: remove it there and "
             "restart, or switch it off here.")
 NO_CHANNEL = "There is no such channel."
+NO_MAIL = ("This server cannot send e-mail: set LOOKOUT_SMTP_URL and LOOKOUT_ALERT_FROM in its environment "
+           "and restart it, then add the address.")
 NO_PROJECT = "There is no such project."
 
 
@@ -106,9 +108,12 @@ def project_names(connection: sqlalchemy.Connection) -> dict[int, str]:
 
 
 def add_channel(connection: sqlalchemy.Connection, kind: str, target: str, secret: str,
-                project_id: int | None, now: float) -> Added:
+                project_id: int | None, now: float, can_mail: bool = True) -> Added:
     """A new console channel, checked (channels.channel_problem); a json channel given no secret
-    gets a random one, returned once in `Added.secret_once`."""
+    gets a random one, returned once in `Added.secret_once`. `can_mail`: whether this server can send
+    e-mail (LOOKOUT_SMTP_URL and LOOKOUT_ALERT_FROM set); if not, an e-mail channel is refused."""
+    if kind == "email" and not can_mail:
+        raise ValueError(NO_MAIL)
     target, secret = target.strip(), secret.strip()
     if len(target) > TARGET_MAX:
         raise ValueError(f"The target must be at most {TARGET_MAX} characters.")

@@ -23,6 +23,7 @@ from app.alerts.channels import SECRET_MAX
 from app.alerts.rules import BOUNDS, SWITCHES, Rules
 from app.components.console import ConsoleState, ago, bounded, one_of
 from app.inbox.fields import whole
+from app.monitoring.settings import SETTINGS
 
 EVERY = "every project"
 NUMBERS = tuple(BOUNDS)  # spike_events, spike_minutes, quiet_minutes
@@ -173,7 +174,9 @@ class AlertsState(ConsoleState, rx.State):
             return
         kind, target, project_id = self.kind, self.target, project_of(self.channel_project)
         secret = self.secret if kind == "json" else ""
-        added = await self._change(lambda c: configure.add_channel(c, kind, target, secret, project_id, time.time()))
+        can_mail = bool(SETTINGS.smtp_url and SETTINGS.alert_from)
+        added = await self._change(
+            lambda c: configure.add_channel(c, kind, target, secret, project_id, time.time(), can_mail))
         if added is not None:
             self.target = self.secret = ""
             self.secret_once = added.secret_once

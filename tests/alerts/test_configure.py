@@ -85,6 +85,14 @@ def test_an_email_channel_is_added_and_listed_whole(engine: sqlalchemy.Engine) -
     assert (view.last_delivery_at, view.last_error, view.last_error_at) == (None, "", None)
 
 
+def test_an_email_channel_is_refused_where_the_server_cannot_send_mail(engine: sqlalchemy.Engine) -> None:
+    with pytest.raises(ValueError, match="cannot send e-mail: set LOOKOUT_SMTP_URL and LOOKOUT_ALERT_FROM"):
+        change(engine, configure.add_channel, "email", "ops@example.com", "", None, NOW, False)
+    assert views(engine) == {}
+    change(engine, configure.add_channel, "json", "https://hooks.example.com/a/b", "", None, NOW, False)  # webhooks still
+    assert [view.kind for view in views(engine).values()] == ["json"]
+
+
 def test_a_json_channel_given_no_secret_gets_one_shown_once(engine: sqlalchemy.Engine) -> None:
     added = add(engine, "json", "https://hooks.example.com/lookout/0123456789", project_id=2)
     assert len(added.secret_once) == 64 and int(added.secret_once, 16) >= 0

@@ -5,6 +5,7 @@ removes channels and saves rules; hostile arguments get a sentence or are ignore
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,6 +121,22 @@ def test_a_viewer_sees_the_channels_masked_and_read_only_and_changes_nothing(eng
         assert state.error == MAINTAINERS_ONLY
     assert HOOK not in shown(state) and SECRET not in shown(state)
     assert everything(engine) == before
+
+
+def test_an_email_channel_needs_a_server_that_can_send_mail(engine: sqlalchemy.Engine,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    state = opened(signed_in(engine, "max", "maintainer"))
+    before = everything(engine)
+    call(state, "set_kind", "email")
+    call(state, "set_target", "dev@example.com")
+    call(state, "add_channel")  # the tests' settings name no SMTP server
+    assert state.error == configure.NO_MAIL
+    assert everything(engine) == before
+    monkeypatch.setattr(alerts_state, "SETTINGS", dataclasses.replace(
+        alerts_state.SETTINGS, smtp_url="smtp://127.0.0.1:25", alert_from="lookout@example.com"))
+    call(state, "set_target", "dev@example.com")
+    call(state, "add_channel")
+    assert (state.error, state.channels[-1]["kind"], state.channels[-1]["target"]) == ("", "email", "dev@example.com")
 
 
 def test_a_maintainer_adds_tests_switches_off_and_removes_a_channel(engine: sqlalchemy.Engine) -> None:
