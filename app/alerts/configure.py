@@ -25,12 +25,10 @@ from app.alerts import rules as alert_rules
 from app.alerts import triggers
 from app.alerts.alert import WEBHOOK_KINDS, cut_error
 from app.alerts.channels import SECRET_MAX, channel_problem
+from app.alerts.tables import CHANNELS, DELIVERIES
 from app.inbox.fields import UNSTORABLE
-from app.models import AlertChannel, AlertDelivery, InboxProject
+from app.inbox.tables import PROJECTS
 
-CHANNELS = AlertChannel.__table__
-DELIVERIES = AlertDelivery.__table__
-PROJECTS = InboxProject.__table__
 TARGET_MAX = 2048  # characters of a webhook URL or an address (a longer one is refused, never cut)
 MAX_CHANNELS = 100  # channels made in the console; the environment's come on top
 MAX_LISTED = 1000  # channels listed, the environment's included

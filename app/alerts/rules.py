@@ -22,10 +22,11 @@ import sqlalchemy
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.alerts.tables import RULES
 from app.inbox.fields import whole
 from app.models import AlertRules
 
-TABLE = AlertRules.__table__
+TABLE = RULES
 # Each number's bounds: a spike of 1..1,000,000 events within a minute..a day; quiet up to a week.
 BOUNDS = {"spike_events": (1, 1_000_000), "spike_minutes": (1, 1440), "quiet_minutes": (0, 10080)}
 SWITCHES = ("new_issue", "regression", "spike")

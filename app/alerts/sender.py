@@ -42,16 +42,14 @@ from sqlalchemy import delete, func, insert, select, update
 from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
 from app.alerts.alert import AlertItem, Channel, Delivered
+from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox.tables import PROJECTS
-from app.models import Alert, AlertDelivery
 from app.monitoring.forwarder import backoff
 from app.monitoring.leases import Lease
 from app.monitoring.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-ALERTS = Alert.__table__
-DELIVERIES = AlertDelivery.__table__
 PACE_BURST = 5  # messages a channel may get at once ...
 PACE_EVERY_S = 12.0  # ... then one more this often (5 a minute)
 LINGER_S = 0.2  # a channel's oldest due alert waits this long for others due with it (a burst's)

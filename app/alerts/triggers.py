@@ -30,14 +30,13 @@ from sqlalchemy.orm import aliased
 
 from app.alerts import rules as alert_rules
 from app.alerts.rules import Rules
+from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox import states
 from app.inbox.fields import cut
 from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
 from app.inbox.tables import EVENTS, ISSUES
-from app.models import Alert, AlertDelivery
+from app.models import Alert
 
-ALERTS = Alert.__table__
-DELIVERIES = AlertDelivery.__table__
 # What an event counted into an existing issue did (`outcome`); NEW: it started one.
 NEW, REGRESSION, COUNTED, SILENCED = "new", "regression", "counted", "silenced"
 MINUTE, DAY = 60.0, 86400.0
