@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import queue
+import sqlite3
 import threading
 from collections import defaultdict
 
@@ -16,8 +17,10 @@ from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 from app.monitoring.outbox import OutboxStore, StoreFailed
 
 Waiter = tuple[dict[str, object], asyncio.Future[None]]
-# How long a commit on the event loop may wait for another writer's lock before it gives up (the
-# request is then answered 503 and the SDK sends it again). Other writers hold it for milliseconds.
+# How long a commit on the event loop may wait for another writer's lock. Other writers usually hold
+# it for milliseconds; past this, the batch is committed again on a worker thread, which waits as long
+# as the engine's own connections do (`app/db.py`), so the loop is never blocked and a browser, whose
+# SDK does not send a refused envelope again, is not answered 503 for a lock that was about to go.
 LOOP_BUSY_TIMEOUT_MS = 100
 
 
@@ -77,7 +80,10 @@ class OutboxWriter:
         while self._waiting:
             await asyncio.sleep(0)  # requests being read and parsed right now join this batch
             batch, self._waiting = self._waiting[: self.max_batch], self._waiting[self.max_batch :]
-            _resolve([done for _, done in batch], self._commit(batch))
+            error = self._commit(batch)
+            if isinstance(error, StoreFailed) and _locked(error):
+                error = await anyio.to_thread.run_sync(self._commit_patiently, batch)
+            _resolve([done for _, done in batch], error)
 
     def _run_thread(self) -> None:
         while (batch := self._next_batch()) is not None:
@@ -92,6 +98,14 @@ class OutboxWriter:
         except Exception as exc:  # nothing of the batch is stored (the database may be away)
             _discard(self._connection)  # a broken connection is not reused
             self._connection = None
+            return exc if isinstance(exc, StoreFailed) else StoreFailed(str(exc))
+        return None
+
+    def _commit_patiently(self, batch: list[Waiter]) -> Exception | None:
+        """Commit `batch` on a pooled connection, with the engine's long busy timeout (on a thread)."""
+        try:
+            self.store.add_many([row for row, _ in batch])
+        except Exception as exc:
             return exc if isinstance(exc, StoreFailed) else StoreFailed(str(exc))
         return None
 
@@ -139,6 +153,12 @@ class OutboxWriter:
         if self._checkpoints is not None:
             self._checkpoints.stop()
             self._checkpoints = None
+
+
+def _locked(error: StoreFailed) -> bool:
+    """Whether SQLite gave up waiting for another writer's lock ("database is locked"/"busy")."""
+    cause = error.__cause__
+    return isinstance(cause, sqlite3.OperationalError) and ("locked" in str(cause) or "busy" in str(cause))
 
 
 def _discard(connection: DBAPIConnection | None) -> None:

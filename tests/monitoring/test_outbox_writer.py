@@ -95,3 +95,32 @@ def test_commits_wait_on_a_thread_only_when_they_wait_for_the_disk(
     assert writer._on_loop is on_loop and len(store.next_rows("d1", 10)) == 1
     # A commit on the loop gives up on a lock after 100 ms; on a thread it may wait (db.py: 10 s).
     assert busy_timeout == (LOOP_BUSY_TIMEOUT_MS if on_loop else 10_000)
+
+
+def test_a_commit_on_the_loop_that_meets_a_longer_lock_waits_for_it_on_a_thread(tmp_path: Path) -> None:
+    """Another writer holds SQLite's lock for 0.6 s, six times the loop's wait: the row is still
+    stored (a browser's SDK does not send a refused envelope again), and the loop runs meanwhile."""
+    engine = db.engine(f"sqlite:///{tmp_path / 'locked'}.db")
+    db.migrate(engine)
+    store = OutboxStore(engine)
+    writer = OutboxWriter(store)
+    holder = engine.raw_connection()
+    holder.cursor().execute("BEGIN IMMEDIATE")  # the write lock, until the commit below
+
+    async def main() -> int:
+        ticks = 0
+        submitted = asyncio.ensure_future(writer.submit(row(body=b"while locked")))
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.6, holder.commit)
+        while not submitted.done():
+            await asyncio.sleep(0.01)
+            ticks += 1
+        await submitted  # raises StoreFailed if the lock cost the row
+        await writer.close()
+        return ticks
+
+    ticks = asyncio.run(main())
+    holder.close()
+    assert writer._on_loop is True
+    assert [r.body for r in store.next_rows("d1", 10)] == [b"while locked"]
+    assert ticks > 20  # the loop went on while the thread waited (blocked, it would tick ~10 times at most)
