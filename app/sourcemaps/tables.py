@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app.models import SourceMapBuild, SourceMapFile
+from app.models import SourceMapBuild, SourceMapFile, UploadChunk, UploadToken
 
 BUILDS = SourceMapBuild.__table__
 FILES = SourceMapFile.__table__
+CHUNKS = UploadChunk.__table__
+TOKENS = UploadToken.__table__
