@@ -12,7 +12,8 @@ from app.inbox import api as inbox_api
 from app.inbox.store import InboxReader
 from app.monitoring import browser, event_errors, pipeline
 from app.origin_guard import OriginGuard
-from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, traces, try_errors
+from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, tokens, traces, try_errors
+from app.sourcemaps import to_sentry, upload_api
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +33,10 @@ class LookoutApp(rx.App):
 # The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
 # them, behind the console's access check) match before the tunnel's and the ingest endpoints'.
 inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=pipeline.tunnel.snapshot)
+# sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
+upload_routes = upload_api.build(db.engine())
 app = LookoutApp(
-    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_routes],
+    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_routes, upload_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
@@ -48,6 +51,7 @@ app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=trace
 app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
 app.add_page(alerts.page, route=routes.ALERTS, title=alerts.TITLE, on_load=alerts.AlertsState.load)
+app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.TokensState.load)
 app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
@@ -55,3 +59,4 @@ app.register_lifespan_task(startup.prepare_process)
 app.register_lifespan_task(pipeline.run_server_sdk)
 app.register_lifespan_task(pipeline.run_forwarder)
 app.register_lifespan_task(pipeline.run_inbox)
+app.register_lifespan_task(to_sentry.retry_at_start)  # Sentry mode: uploads that failed at build, in the background

@@ -7,10 +7,11 @@ both (`LookoutApp` in app/app.py puts it outside everything Reflex builds) and r
 request, websocket handshake included, whose `Origin` is sent and is not the app's own
 (`app/access.py`): 403 with `{"detail": ...}`, and no CORS grant.
 
-Two kinds of path are open to every origin, as with Sentry: the ingest endpoints
-(`/api/<project>/envelope/`, `/store/`), whose credential is the DSN key, and the tunnel
-(LOOKOUT_TUNNEL_PATH), which checks origins itself against LOOKOUT_TUNNEL_ALLOWED_ORIGINS. Both
-answer their own CORS.
+Three kinds of path are open to every origin, as with Sentry: the ingest endpoints
+(`/api/<project>/envelope/`, `/store/`), whose credential is the DSN key, the tunnel
+(LOOKOUT_TUNNEL_PATH), which checks origins itself against LOOKOUT_TUNNEL_ALLOWED_ORIGINS (both
+answer their own CORS), and sentry-cli's upload API (`/api/0/...`), whose only credential is an
+upload token sent in a header, never one a browser adds by itself.
 """
 
 from __future__ import annotations
@@ -23,14 +24,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app import access
 from app.inbox.ingest import PATH as INGEST_PATH
 from app.monitoring.settings import SETTINGS
+from app.sourcemaps.upload_api import is_upload_path
 
 REFUSAL = json.dumps({"detail": "Pages of other sites may not use Lookout (their Origin is not this app's)."}).encode()
 _HEADERS = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(REFUSAL))]
 
 
 def open_to_every_origin(path: str) -> bool:
-    """The tunnel and the ingest endpoints: the paths whose own checks decide who may post."""
-    return path == SETTINGS.tunnel_path or INGEST_PATH.match(path) is not None
+    """The tunnel, the ingest endpoints and the upload API: the paths whose own checks decide who may post."""
+    return path == SETTINGS.tunnel_path or INGEST_PATH.match(path) is not None or is_upload_path(path)
 
 
 class OriginGuard:

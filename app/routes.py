@@ -9,6 +9,7 @@ TRACES = "/traces"
 TRACE = "/trace"  # ?id=<trace id>
 LOGS = "/logs"
 ALERTS = "/alerts"
+TOKENS = "/tokens"
 SIGN_IN = "/signin"
 NOT_FOUND = "404"  # Reflex's slug for the not-found route
 
@@ -19,5 +20,6 @@ NAVIGATION: list[tuple[str, str]] = [
     ("Traces", TRACES),
     ("Logs", LOGS),
     ("Alerts", ALERTS),
+    ("Tokens", TOKENS),
     ("Try it", TRY),
 ]

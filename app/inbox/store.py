@@ -144,7 +144,8 @@ class InboxStore:
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload
                 payload.setdefault("event_id", parsed.event_id)
-                if self.symbolicator is not None and self.symbolicator.symbolicate(payload, by_path=project_id == LOCAL_PROJECT_ID):
+                if self.symbolicator is not None and self.symbolicator.symbolicate(
+                        payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id):
                     kept_as = json.dumps(payload)  # the mapped frames are what the console shows
                 elif sent_with_id:
                     # Kept as sent, where it already is when it came through the outbox (a second copy

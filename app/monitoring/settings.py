@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
@@ -113,6 +113,19 @@ class Settings:
     # Production builds whose source maps are kept, on disk and in the database (LOOKOUT_SOURCEMAP_BUILDS;
     # app/sourcemaps/): tabs opened before a deploy still symbolicate.
     sourcemap_builds: int = 20
+    # Sentry mode: where the build uploads its source maps with sentry-cli (app/sourcemaps/to_sentry.py):
+    # SENTRY_AUTH_TOKEN (never shown or logged), SENTRY_ORG, SENTRY_PROJECT, SENTRY_URL ("": sentry.io).
+    sentry_auth_token: str = field(default="", repr=False)
+    sentry_org: str = ""
+    sentry_project: str = ""
+    sentry_url: str = ""
+    # sentry-cli's upload API (app/sourcemaps/upload_api.py): the largest chunk (LOOKOUT_UPLOAD_CHUNK_BYTES, also
+    # what the chunk-upload options tell the CLI), chunks per request, the largest artifact bundle
+    # (LOOKOUT_UPLOAD_MAX_BUNDLE_BYTES) and what one project's uploads may keep (LOOKOUT_UPLOAD_MAX_PROJECT_BYTES).
+    upload_chunk_bytes: int = 8 * MIB
+    upload_chunks_per_request: int = 4
+    upload_max_bundle_bytes: int = 256 * MIB
+    upload_max_project_bytes: int = 1024 * MIB
     # Alerts (app/alerts/): the SMTP server e-mail goes through (LOOKOUT_SMTP_URL, smtp://user:password@host:port
     # with STARTTLS when offered, smtps:// for TLS; "" for none), its From address (LOOKOUT_ALERT_FROM), and
     # the channels every project alerts to: addresses (LOOKOUT_ALERT_EMAILS) and `kind=url` webhooks
@@ -251,6 +264,15 @@ class Settings:
             inbox_max_issues=_positive_int(env, "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),
             inbox_max_bytes=_positive_int(env, "LOOKOUT_INBOX_MAX_BYTES", defaults.inbox_max_bytes),
             sourcemap_builds=_positive_int(env, "LOOKOUT_SOURCEMAP_BUILDS", defaults.sourcemap_builds),
+            sentry_auth_token=env.get("SENTRY_AUTH_TOKEN", "").strip(),
+            sentry_org=env.get("SENTRY_ORG", "").strip(),
+            sentry_project=env.get("SENTRY_PROJECT", "").strip(),
+            sentry_url=env.get("SENTRY_URL", "").strip(),
+            upload_chunk_bytes=_positive_int(env, "LOOKOUT_UPLOAD_CHUNK_BYTES", defaults.upload_chunk_bytes),
+            upload_max_bundle_bytes=_positive_int(
+                env, "LOOKOUT_UPLOAD_MAX_BUNDLE_BYTES", defaults.upload_max_bundle_bytes),
+            upload_max_project_bytes=_positive_int(
+                env, "LOOKOUT_UPLOAD_MAX_PROJECT_BYTES", defaults.upload_max_project_bytes),
         )
 
 

@@ -10,6 +10,7 @@ from app.inbox.projects import Projects
 from app.inbox.store import InboxReader
 from app.monitoring import pipeline
 from app.monitoring.settings import SETTINGS
+from app.sourcemaps import to_sentry
 
 TITLE = "Lookout"
 
@@ -17,7 +18,8 @@ TITLE = "Lookout"
 class HomeState(ConsoleState, rx.State):
     """Reporting status as the running backend sees it (not as it was at build time). Anyone may
     see what Lookout is, where this app reports and its own DSN (its pages carry it anyway); the
-    other projects' DSNs, the inbox's counts and the tunnel's figures need the console's access."""
+    other projects' DSNs, the inbox's counts, the tunnel's figures and (Sentry mode) where the
+    build's source maps went need the console's access."""
 
     destination: str = ""
     tunnel_path: str = ""
@@ -31,6 +33,8 @@ class HomeState(ConsoleState, rx.State):
     inbox_counts: list[tuple[str, str]] = []
     # (label, figure, element id) rows of the tunnel's counters, as /monitoring/stats reports them.
     figures: list[tuple[str, str, str]] = []
+    # Sentry mode: where the newest build's source maps are (app/sourcemaps/to_sentry.py).
+    sentry_maps: str = ""
 
     @rx.event
     async def load(self) -> None:
@@ -52,6 +56,8 @@ class HomeState(ConsoleState, rx.State):
             self.inbox_counts = counted(*await anyio.to_thread.run_sync(
                 lambda: (inbox.counts("session"), inbox.counts("discarded"))
             ))
+        else:
+            self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(settings=SETTINGS))
         self.figures = tunnel_figures(await anyio.to_thread.run_sync(pipeline.tunnel.snapshot))
 
 
@@ -108,6 +114,8 @@ def status_panel() -> rx.Component:
             _row("Release", HomeState.release, "status-release"),
             margin_top="0.75em",
         ),
+        rx.cond(HomeState.sentry_maps != "", rx.text(HomeState.sentry_maps, size="2", margin_top="0.75em",
+                                                     id="status-sourcemaps")),
         rx.cond(
             HomeState.inbox_dsn != "",
             rx.box(

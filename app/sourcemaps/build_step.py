@@ -13,7 +13,8 @@ match), `post_build`:
    left as it is);
 3. moves every map, with a copy of each chunk and a manifest, into a bundle directory that is not
    served (bundle.py), and keeps only the newest LOOKOUT_SOURCEMAP_BUILDS bundles there. The backend
-   imports them into the database when it starts (library.py).
+   imports them into the database when it starts (library.py);
+4. in Sentry mode, uploads the bundle to Sentry (to_sentry.py), which never fails the build.
 
 `pre_compile` records the Python page of each generated route module (pages.py) for the manifest:
 it runs in the process that compiles, which is not always the one that builds.
@@ -35,7 +36,7 @@ from reflex_base.plugins.base import Plugin, PostBuildContext, PreCompileContext
 from typing_extensions import Unpack
 
 from app.monitoring.settings import SETTINGS
-from app.sourcemaps import bundle, pages
+from app.sourcemaps import bundle, pages, to_sentry
 from app.sourcemaps.bundle import BundleError, BundleFile, Manifest
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class SourceMapsPlugin(Plugin):
         prefix = get_config().frontend_path.strip("/")
         directory = make_bundle(context["static_dir"], self.bundles or bundle.root(), self.cli, self.keep, prefix)
         logger.info("source maps of this build kept in %s", directory)
+        to_sentry.after_build(directory, cli=self.cli)  # Sentry mode; never fails the build
 
 
 def make_bundle(static_dir: Path, bundles: Path, cli: Path, keep: int, url_prefix: str = "") -> Path:

@@ -33,7 +33,7 @@ from urllib.parse import unquote, unquote_to_bytes
 
 import httpx
 
-from app.monitoring.settings import MIB
+from app.monitoring.settings import LOCAL_PROJECT_ID, MIB
 from app.sourcemaps.maps import MapLookup, PageSource, StoredMap
 from app.sourcemaps.pages import page_sources
 
@@ -145,7 +145,7 @@ class DevModules:
     def close(self) -> None:
         self._client.close()
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+    def by_debug_id(self, debug_id: str, project_id: int = LOCAL_PROJECT_ID) -> StoredMap | None:
         return None  # dev modules carry no debug ID
 
     def by_asset_path(self, asset_path: str) -> StoredMap | None:
@@ -212,8 +212,8 @@ class FirstFound:
     def __init__(self, *lookups: MapLookup) -> None:
         self.lookups = lookups
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
-        return next((m for m in (lookup.by_debug_id(debug_id) for lookup in self.lookups) if m), None)
+    def by_debug_id(self, debug_id: str, project_id: int = LOCAL_PROJECT_ID) -> StoredMap | None:
+        return next((m for m in (lookup.by_debug_id(debug_id, project_id) for lookup in self.lookups) if m), None)
 
     def by_asset_path(self, asset_path: str) -> StoredMap | None:
         return next((m for m in (lookup.by_asset_path(asset_path) for lookup in self.lookups) if m), None)

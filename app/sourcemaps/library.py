@@ -5,7 +5,10 @@
   LOOKOUT_SOURCEMAP_BUILDS builds (by when they were built). Several workers start at once and all
   import: the first insert of a build wins, the others find it there (its unique `build_id`).
 - `MapLibrary` finds a chunk's map for symbolication (`MapLookup`), by debug ID or by the URL path
-  the chunk was served at, from the newest build that has it.
+  the chunk was served at, from the newest build that has it. The same table holds the bundles
+  other apps upload with sentry-cli (app/sourcemaps/uploads.py: builds with a `project_id`): a
+  debug ID finds a project's own uploads, and for the app's own project (LOCAL_PROJECT_ID) the
+  app's builds too; an asset path finds the app's builds only. Pruning touches the app's builds only.
 
 A chunk or map over 64 MiB is refused at import (logged; the build's other files are kept).
 """
@@ -23,7 +26,7 @@ import sqlalchemy
 from sqlalchemy import ColumnElement, delete, insert, select
 
 from app.monitoring.envelope import STRICT_JSON
-from app.monitoring.settings import SETTINGS
+from app.monitoring.settings import LOCAL_PROJECT_ID, SETTINGS
 from app.sourcemaps import bundle, pages
 from app.sourcemaps.bundle import BundleError, Manifest
 from app.sourcemaps.maps import PageSource, StoredMap, normal_debug_id
@@ -32,6 +35,7 @@ from app.sourcemaps.tables import BUILDS, FILES
 logger = logging.getLogger(__name__)
 
 MAX_ASSET_PATH = 2048
+OWN_BUILD = BUILDS.c.project_id.is_(None)  # the app's own builds; an upload has its project
 IMPORT_LOCK = 7_426_002  # PostgreSQL advisory lock key: one worker imports at a time (app/db.py has 7_426_001)
 
 
@@ -75,7 +79,7 @@ def _needless(engine: sqlalchemy.Engine, manifest: Manifest, keep: int) -> bool:
     with engine.connect() as connection:
         there = connection.execute(select(BUILDS.c.id).where(BUILDS.c.build_id == manifest.build_id)).first()
         oldest_kept = connection.execute(
-            select(BUILDS.c.created_at).order_by(BUILDS.c.created_at.desc()).offset(keep - 1).limit(1)
+            select(BUILDS.c.created_at).where(OWN_BUILD).order_by(BUILDS.c.created_at.desc()).offset(keep - 1).limit(1)
         ).scalar()
     return there is not None or (oldest_kept is not None and manifest.created_at < oldest_kept)
 
@@ -97,9 +101,9 @@ def _rows(directory: Path, manifest: Manifest) -> Iterator[dict[str, object]]:
 
 
 def prune(connection: sqlalchemy.Connection, keep: int) -> None:
-    """Delete every build but the newest `keep`, with its files."""
+    """Delete every build of the app's own but the newest `keep`, with its files (uploads stay)."""
     old = connection.execute(
-        select(BUILDS.c.id).order_by(BUILDS.c.created_at.desc(), BUILDS.c.id.desc()).offset(keep)
+        select(BUILDS.c.id).where(OWN_BUILD).order_by(BUILDS.c.created_at.desc(), BUILDS.c.id.desc()).offset(keep)
     ).scalars().all()
     if old:
         connection.execute(delete(FILES).where(FILES.c.build.in_(old)))
@@ -113,14 +117,22 @@ class MapLibrary:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+    def by_debug_id(self, debug_id: str, project_id: int = LOCAL_PROJECT_ID) -> StoredMap | None:
+        """The map of `debug_id` for an event of `project_id`: the project's uploads, and for the
+        app's own project its builds too."""
         normalized = normal_debug_id(debug_id)
-        return None if normalized is None else self._newest(FILES.c.debug_id == normalized)
+        if normalized is None:
+            return None
+        builds = BUILDS.c.project_id == project_id
+        if project_id == LOCAL_PROJECT_ID:
+            builds = sqlalchemy.or_(builds, OWN_BUILD)
+        return self._newest(sqlalchemy.and_(FILES.c.debug_id == normalized, builds))
 
     def by_asset_path(self, asset_path: str) -> StoredMap | None:
+        """The map of the app's own file served at `asset_path` (never an upload's)."""
         if not isinstance(asset_path, str) or not asset_path.startswith("/") or len(asset_path) > MAX_ASSET_PATH:
             return None
-        return self._newest(FILES.c.asset_path == asset_path)
+        return self._newest(sqlalchemy.and_(FILES.c.asset_path == asset_path, OWN_BUILD))
 
     def _newest(self, condition: ColumnElement[bool]) -> StoredMap | None:
         query = (

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.monitoring.settings import LOCAL_PROJECT_ID
+
 DEBUG_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as stored
 HEX_ID = re.compile(r"[0-9a-f]{32}")  # as some SDKs spell it
 
@@ -38,9 +40,11 @@ class StoredMap:
 
 class MapLookup(Protocol):
     """Where symbolication finds maps. Each call may touch the database or the network: call it
-    off the event loop. None: there is no such map."""
+    off the event loop. None: there is no such map. A debug ID is looked up for the project whose
+    event names it (another project's uploads are not its maps); an asset path, only for the app's
+    own events."""
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None: ...
+    def by_debug_id(self, debug_id: str, project_id: int = LOCAL_PROJECT_ID) -> StoredMap | None: ...
 
     def by_asset_path(self, asset_path: str) -> StoredMap | None: ...
 

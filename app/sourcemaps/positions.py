@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any, NamedTuple
 
 from app.sourcemaps.map_cache import ParsedMap
-from app.sourcemaps.source_paths import is_in_app, project_path
+from app.sourcemaps.source_paths import in_app as in_app_for, is_upload, project_path
 
 MAX_POSITIONS = 10_000  # each at most ~11 lines of 200 characters: a few tens of MiB at worst
 CONTEXT_LINES = 5
@@ -43,13 +43,14 @@ class Original(NamedTuple):  # a tuple: made once per new position, and a datacl
 class Positions:
     def __init__(self, max_positions: int = MAX_POSITIONS) -> None:
         self.max_positions = max_positions
-        self._known: OrderedDict[tuple[bytes, int, int], Original | str] = OrderedDict()
+        self._known: OrderedDict[tuple[bytes, bool, int, int], Original | str] = OrderedDict()
         self._lock = threading.Lock()
 
     def original(self, entry: ParsedMap, line: int, column: int, context: bool = False) -> Original | str:
         """Where (`line`, `column`), 1-based, of the file `entry` maps leads; or a sentence saying
         why nowhere. `context`: read the context lines even if the source is not the app's own."""
-        key = (entry.digest, line, column)
+        # The same bytes map to other paths as an uploaded bundle (app/sourcemaps/source_paths.py).
+        key = (entry.digest, is_upload(entry.build_id), line, column)
         with self._lock:
             found = self._known.get(key)
             if found is not None and (isinstance(found, str) or found.has_context or not context):
@@ -73,7 +74,7 @@ def _look_up(entry: ParsedMap, line: int, column: int, context: bool) -> Origina
     if token is None or not token.src:
         return f"The source map of {entry.asset_path} maps nothing at line {line}, column {column}."
     path = project_path(token.src, entry.asset_path, entry.build_id)
-    in_app = is_in_app(path)
+    in_app = in_app_for(path, entry.build_id)
     page = entry.pages.get(path)
     python_page = None if page is None else page.to_json()
     function = (token.function_name or token.name or "")[:NAME_LENGTH]

@@ -21,6 +21,13 @@ from `.web/public/`). Everything else is not: `node_modules/` anywhere, Reflex's
 Sentry wrapper —, `.web/app/entry.client.js`, `.web/components/`, and `.web/app_components/reflex/`,
 Reflex's own compiled components), Lookout's monitoring code (`.web/app/lookout_tracing.js`,
 `app/monitoring/`), and any path this layout does not place.
+
+**Other apps' maps** (uploaded with sentry-cli, app/sourcemaps/uploads.py: build IDs "upload-…")
+know nothing of this layout: a relative source is resolved from the asset's URL path with nothing
+above it (`../../src/a.js` of `/assets/main.js` is `src/a.js`), an absolute one keeps its path from
+`node_modules/` if it has one, else all of it (`webpack://app/./src/a.js` is `src/a.js`). In app,
+as Sentry has it: everything but `node_modules/` and webpack's runtime (`webpack/runtime/…`,
+`webpack/bootstrap`).
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ MAX_PATH = 1024
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 IN_APP = (".web/app/routes/", ".web/app_components/", ".web/utils/components/", ".web/public/", "assets/")
 NOT_IN_APP = (".web/app_components/reflex/",)
+UPLOAD_PREFIX = "upload-"  # the build IDs of other apps' uploaded bundles (app/sourcemaps/uploads.py)
+WEBPACK_RUNTIME = ("webpack/runtime/", "webpack/bootstrap", "(webpack)/")
 
 
 @functools.lru_cache(maxsize=4096)  # a build has a few hundred sources; each frame asks again
@@ -44,11 +53,14 @@ def project_path(source: str, asset_path: str, build_id: str) -> str:
     """The project-relative path of `source` (a map's `sources` entry, as symbolic gives it) in the
     map of the file served at `asset_path` by the build `build_id`."""
     source = source[:MAX_SOURCE].replace("\\", "/")
-    root = DEV_ROOT if build_id == DEV_BUILD else PROD_ROOT
+    upload = is_upload(build_id)
+    root = () if upload else DEV_ROOT if build_id == DEV_BUILD else PROD_ROOT
     if SCHEME.match(source):
         source = _path_of_url(source)
     if source.startswith("/"):
         parts = _segments(source)
+        if upload:
+            return _join(parts[parts.index("node_modules"):] if "node_modules" in parts else parts)
         if ".web" in parts:
             return _join(parts[len(parts) - 1 - parts[::-1].index(".web"):])
         if "node_modules" in parts:
@@ -59,6 +71,18 @@ def project_path(source: str, asset_path: str, build_id: str) -> str:
     resolved, above = _resolve(base, _segments(source))
     inside = root[:len(root) - above] if above <= len(root) else ()
     return _join((*inside, *resolved))
+
+
+def is_upload(build_id: str) -> bool:
+    """Whether `build_id` is another app's uploaded bundle rather than one of this app's builds."""
+    return build_id.startswith(UPLOAD_PREFIX)
+
+
+def in_app(path: str, build_id: str) -> bool:
+    """Whether the project-relative `path`, mapped with a map of `build_id`, is the app's own code."""
+    if is_upload(build_id):
+        return not (path.startswith("node_modules/") or "/node_modules/" in path or path.startswith(WEBPACK_RUNTIME))
+    return is_in_app(path)
 
 
 @functools.lru_cache(maxsize=4096)

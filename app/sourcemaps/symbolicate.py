@@ -7,8 +7,10 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
 `lineno` and a `colno`) is mapped:
 
 - its map is the one of the debug ID the event names for that URL (`debug_meta.images`, type
-  `sourcemap`, `code_file` = the URL), else the one served at the URL's path (scheme, host, query
-  and fragment ignored) that has no other debug ID — for the app's own events only;
+  `sourcemap`, `code_file` = the URL), among the maps of the event's project (uploaded with
+  sentry-cli, app/sourcemaps/uploads.py; for the app's own project, its builds too), else the one
+  served at the URL's path (scheme, host, query and fragment ignored) that has no other debug ID —
+  for the app's own events only;
 - with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
   `filename` and `abs_path` become the original source's project-relative path
   (app/sourcemaps/source_paths.py), `function` the enclosing scope's name (else the token's name;
@@ -41,6 +43,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from app.inbox.incoming import its_own_fault
+from app.monitoring.settings import LOCAL_PROJECT_ID
 from app.sourcemaps.map_cache import Entry, MapCache, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
 from app.sourcemaps.positions import Positions
@@ -60,6 +63,7 @@ class _Budget:
     frames: int
     max_lookups: int
     by_path: bool  # whether a frame without a debug ID may be matched by its asset path
+    project_id: int  # the event's: debug IDs are looked up among its maps
     lookups: set[tuple[str, str]] = field(default_factory=set)
     # The map found for each (debug ID, path) of this event: a stack's frames share a few files.
     found: dict[tuple[str, str], tuple[Entry, str] | str] = field(default_factory=dict)
@@ -75,14 +79,15 @@ class Symbolicator:
         self.positions = Positions()
         self.max_frames, self.max_lookups = max_frames, max_lookups
 
-    def symbolicate(self, event: dict[str, Any], by_path: bool = True) -> bool:
+    def symbolicate(self, event: dict[str, Any], by_path: bool = True, project_id: int = LOCAL_PROJECT_ID) -> bool:
         """Map the event's JavaScript frames in place; whether anything changed. `by_path`: a frame
         whose file has no debug ID may be matched by its URL's path, which names a file of this
-        app's own builds: only for the app's own events (another app's `/assets/index.js` is not ours)."""
+        app's own builds: only for the app's own events (another app's `/assets/index.js` is not ours).
+        `project_id`: the event's project, whose maps its debug IDs name."""
         stacks = [s for s in _stack_holders(event) if _frames(s)]
         if not stacks:
             return False
-        budget, images = _Budget(self.max_frames, self.max_lookups, by_path), _images(event)
+        budget, images = _Budget(self.max_frames, self.max_lookups, by_path, project_id), _images(event)
         changed = False
         for holder in stacks:
             changed |= self._map_stack(holder, images, budget)
@@ -142,7 +147,9 @@ class Symbolicator:
     def _find_map(self, debug_id: str, path: str, budget: _Budget) -> tuple[Entry, str] | str:
         """The map for a frame and how it was found, or why there is none."""
         if debug_id:
-            found = self._entry(("debug_id", debug_id), lambda: self.lookup.by_debug_id(debug_id), budget)
+            # Keyed by project too: one project never gets another's map from the cache.
+            found = self._entry(("debug_id", f"{budget.project_id}:{debug_id}"),
+                                lambda: self.lookup.by_debug_id(debug_id, budget.project_id), budget)
             if found is not None:
                 return found if isinstance(found, str) else (found, "debug_id")
         if not budget.by_path:

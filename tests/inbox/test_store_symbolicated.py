@@ -15,7 +15,9 @@ from app import db
 
 from app.inbox.feeder import InboxFeeder
 from app.inbox.present_stack import stack_rows
+from app.inbox.projects import Projects
 from app.inbox.store import InboxReader, InboxStore
+from app.inbox.tokens import Tokens
 from app.monitoring.outbox import LOCAL, OutboxStore
 from app.monitoring.settings import Dsn
 from app.sourcemaps.build_step import make_bundle
@@ -26,6 +28,7 @@ from tests.alerts.test_triggers import as_before_alerts
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_feeder import READ, local_row, statuses
 from tests.inbox.test_store import error, event_envelope, query
+from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)
     COMPONENTS, Build, Maps, first_build, second_build,
@@ -83,11 +86,11 @@ class AwayOnce(Maps):
         super().__init__(*stored)
         self.away = True
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+    def by_debug_id(self, debug_id: str, project_id: int = 1) -> StoredMap | None:
         if self.away:
             self.away = False
             raise sqlalchemy.exc.OperationalError("select ... from sourcemap_file", {}, Exception("connection refused"))
-        return super().by_debug_id(debug_id)
+        return super().by_debug_id(debug_id, project_id)
 
 
 def test_while_the_maps_cannot_be_read_the_batch_waits_and_nothing_is_lost(
@@ -135,3 +138,22 @@ def test_events_stored_before_the_source_map_migration_stay_readable(tmp_path: P
     mapped = InboxReader(engine).event("a" * 32)["event"]["exception"]["values"][0]["stacktrace"]["frames"]
     assert mapped[-1]["filename"] == COMPONENTS
     assert InboxReader(engine).event(before["event_id"])["event"] == before
+
+
+def test_another_projects_events_are_mapped_with_the_maps_uploaded_for_that_project_only(
+        engine: sqlalchemy.Engine, first_build: Build) -> None:
+    """The real MapLibrary: the build's chunk and map uploaded with a token of project 2 (as
+    sentry-cli does) map project 2's events by debug ID, and no other project's."""
+    inbox = InboxStore(engine, Symbolicator(MapLibrary(engine)))
+    inbox.ensure_project(Dsn.parse(LOCAL_DSN))
+    billing = Projects(engine).add("Billing")
+    chunk = first_build.chunk
+    uploaded(engine, Tokens(engine).add(billing.id)[0], JsFile(
+        "~" + first_build.asset_path, chunk.read_bytes(), Path(f"{chunk}.map").read_bytes(), first_build.debug_id))
+    for dsn, event_id in ((billing.dsn("localhost"), "c" * 32), (LOCAL_DSN, "d" * 32)):
+        inbox.ingest_envelope(event_envelope({**first_build.event(), "event_id": event_id}, dsn))
+    theirs = InboxReader(engine).event("c" * 32)["event"]["exception"]["values"][0]["stacktrace"]["frames"]
+    assert theirs[-1]["filename"] == "app_components/app/pages/try_errors.jsx"  # named as another app's
+    assert theirs[-1]["data"]["sourcemap"]["build_id"].startswith(f"upload-{billing.id}-")
+    ours = InboxReader(engine).event("d" * 32)["event"]["exception"]["values"][0]["stacktrace"]["frames"]
+    assert ours[-1]["data"] == {"sourcemap_error": f"No source map has the debug ID {first_build.debug_id}."}

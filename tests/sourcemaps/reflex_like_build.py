@@ -168,7 +168,7 @@ class Maps:
         self.maps = list(stored)
         self.lookups = 0
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+    def by_debug_id(self, debug_id: str, project_id: int = 1) -> StoredMap | None:
         self.lookups += 1
         return next((m for m in self.maps if m.debug_id and m.debug_id == debug_id), None)
 

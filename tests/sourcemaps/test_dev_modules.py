@@ -258,7 +258,7 @@ class Shelf:
     def __init__(self, *maps: StoredMap) -> None:
         self.maps = maps
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+    def by_debug_id(self, debug_id: str, project_id: int = 1) -> StoredMap | None:
         return next((m for m in self.maps if m.debug_id == debug_id), None)
 
     def by_asset_path(self, asset_path: str) -> StoredMap | None:

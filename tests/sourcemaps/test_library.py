@@ -14,12 +14,16 @@ import sqlalchemy
 from sqlalchemy import func, select
 
 from app import db
+from app.inbox.projects import Projects
+from app.inbox.tokens import Tokens
+from app.monitoring.settings import LOCAL_PROJECT_ID
 from app.sourcemaps import bundle
 from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle, import_present
 from app.sourcemaps.tables import BUILDS, FILES
 from tests.concurrency import all_at_once
 from tests.sourcemaps import fake_bundles, real_build
+from tests.sourcemaps.artifact_zips import js_file, uploaded
 from tests.sourcemaps.fake_bundles import PAGE, ROUTE
 
 
@@ -137,3 +141,25 @@ def test_the_bundles_present_are_imported_newest_first_and_a_bad_one_skipped(
     assert f"{9:020x}" in caplog.text
     assert counts(engine) == (2, 2)
     assert import_present(engine, tmp_path / "never-built", keep=2) == []
+
+
+def test_uploads_are_found_by_debug_id_for_their_project_only_never_by_path_and_never_pruned(
+    engine: sqlalchemy.Engine, tmp_path: Path
+) -> None:
+    Projects(engine).local_dsn()
+    billing = Projects(engine).add("Billing").id
+    theirs, ours = js_file("a.js"), js_file("local.js")  # theirs is served at /assets/a.js, as build 3's file
+    uploaded(engine, Tokens(engine).add(billing)[0], theirs)
+    uploaded(engine, Tokens(engine).add(LOCAL_PROJECT_ID)[0], ours)  # uploaded to the app's own project
+    for number in (1, 2, 3):
+        import_bundle(engine, fake_bundles.bundle_of(tmp_path, number), keep=2)
+    assert counts(engine) == (2 + 2, 2 + 2)  # the app's two newest builds, and both uploads
+    maps = MapLibrary(engine)
+    found = maps.by_debug_id(theirs.debug_id, billing)
+    assert found is not None and (found.asset_path, found.source) == ("/assets/a.js", theirs.source)
+    assert maps.by_debug_id(theirs.debug_id, LOCAL_PROJECT_ID) is None and maps.by_debug_id(theirs.debug_id, 3) is None
+    assert maps.by_debug_id(ours.debug_id, LOCAL_PROJECT_ID) is not None and maps.by_debug_id(ours.debug_id, billing) is None
+    own_file = str(uuid.UUID(int=300))  # build 3's: the app's own maps are the app's project's only
+    assert maps.by_debug_id(own_file).build_id == maps.by_debug_id(own_file, LOCAL_PROJECT_ID).build_id == f"{3:020x}"
+    assert maps.by_debug_id(own_file, billing) is None
+    assert maps.by_asset_path("/assets/a.js").build_id == f"{3:020x}"  # never the (newer) upload's

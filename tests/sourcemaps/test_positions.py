@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from app.sourcemaps.map_cache import ParsedMap, parse
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.positions import Original, Positions
@@ -41,3 +43,12 @@ def test_answers_are_remembered_within_the_bound_and_per_map() -> None:
     assert positions.original(other, 1, 14).path == ".web/app/routes/b.js"  # same position, another map
     positions.original(one, 1, 1)
     assert len(positions._known) == 2 and positions.original(one, 1, 14) is not first  # the oldest went
+
+
+def test_the_same_bytes_uploaded_by_another_app_map_to_its_paths_not_the_apps() -> None:
+    own = parsed()
+    uploaded = dataclasses.replace(own, build_id="upload-2-" + "a" * 40)  # same bytes, same digest
+    positions = Positions()
+    assert positions.original(own, 1, 14).path == ".web/app/routes/a.js"
+    assert positions.original(uploaded, 1, 14).path == "app/routes/a.js"
+    assert positions.original(own, 1, 14).path == ".web/app/routes/a.js"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.sourcemaps.source_paths import is_in_app, project_path
+from app.sourcemaps.source_paths import in_app, is_in_app, project_path
 
 PROD_ASSET = "/assets/_try_._index-Bsn8sjMY.js"  # served from .web/build/client
 
@@ -63,3 +63,33 @@ def test_a_huge_source_name_is_cut() -> None:
 ])
 def test_the_apps_own_code_is_in_app_and_the_runtime_libraries_and_monitoring_are_not(path: str, in_app: bool) -> None:
     assert is_in_app(path) is in_app
+
+
+UPLOAD = "upload-2-" + "a" * 40  # another app's bundle, uploaded with sentry-cli (app/sourcemaps/uploads.py)
+
+
+@pytest.mark.parametrize(("source", "asset", "expected"), [
+    # relative to the map, from the URL path it is served at; nothing of Lookout's layout
+    ("../../src/util.js", "/assets/main.js", "src/util.js"),
+    ("../src/app.tsx", "/static/js/app.js", "static/src/app.tsx"),
+    ("../../node_modules/react/index.js", "/assets/main.js", "node_modules/react/index.js"),
+    ("webpack://billing/./src/index.ts", "/main.js", "src/index.ts"),
+    ("webpack://billing/webpack/runtime/define property getters", "/main.js", "webpack/runtime/define property getters"),
+    ("/home/ci/billing/.web/src/a.js", "/main.js", "home/ci/billing/.web/src/a.js"),  # .web is nothing special
+    ("/home/ci/billing/node_modules/lib/a.js", "/main.js", "node_modules/lib/a.js"),
+])
+def test_an_uploaded_maps_sources_are_named_without_lookouts_layout(source: str, asset: str, expected: str) -> None:
+    assert project_path(source, asset, UPLOAD) == expected
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("src/util.js", True),
+    ("utils/state.js", True),  # Lookout's runtime, but not this app's
+    ("node_modules/react/index.js", False),
+    ("packages/ui/node_modules/lib/a.js", False),
+    ("webpack/runtime/define property getters", False),
+    ("webpack/bootstrap", False),
+])
+def test_an_uploaded_maps_code_is_in_app_unless_a_library_or_webpacks_runtime(path: str, expected: bool) -> None:
+    assert in_app(path, UPLOAD) is expected
+    assert in_app(".web/app/routes/_index.jsx", "b1") and not in_app(".web/utils/state.js", "b1")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,44 @@ def test_another_apps_frames_are_matched_by_debug_id_only(first: Build) -> None:
     assert frames(with_ids)[-1]["data"]["sourcemap"]["resolved_with"] == "debug_id"
 
 
+class OneProjects(Maps):
+    """Maps that are `project_id`'s only, as uploads are (app/sourcemaps/library.py)."""
+
+    def __init__(self, project_id: int, *stored: StoredMap) -> None:
+        super().__init__(*stored)
+        self.project_id = project_id
+
+    def by_debug_id(self, debug_id: str, project_id: int = 1) -> StoredMap | None:
+        return super().by_debug_id(debug_id) if project_id == self.project_id else None
+
+
+def test_an_uploaded_map_maps_another_apps_frames_with_its_own_paths_and_in_app_rule(first: Build) -> None:
+    """Another app's bundle (uploaded with sentry-cli: build ID "upload-…") knows nothing of
+    Lookout's layout: its sources are named from the URL path, and all but libraries are in app."""
+    uploaded = dataclasses.replace(first.stored(), build_id="upload-2-" + "a" * 40, pages={})
+    event = first.event()
+    assert Symbolicator(OneProjects(2, uploaded)).symbolicate(event, by_path=False, project_id=2)
+    assert [(f["filename"], f.get("function"), f["lineno"], f["in_app"]) for f in frames(event)] == [
+        ("app/routes/[try]._index.jsx", "Component", 5, True),
+        ("utils/state.js", "dispatch", 4, True),
+        ("node_modules/tiny-dispatch/index.js", "invoke", 2, False),
+        ("app/routes/[try]._index.jsx", "<anonymous>", 5, True),
+        ("app_components/app/pages/try_errors.jsx", "renderBomb", 3, True),
+    ]
+    assert frames(event)[-1]["data"] == {"sourcemap": {"debug_id": first.debug_id, "build_id": uploaded.build_id,
+                                                       "resolved_with": "debug_id"}}
+
+
+def test_a_debug_id_is_looked_up_among_the_events_projects_maps_cached_or_not(first: Build) -> None:
+    symbolicator = Symbolicator(OneProjects(2, first.stored()))
+    mapped = first.event()
+    assert symbolicator.symbolicate(mapped, by_path=False, project_id=2)
+    assert "sourcemap" in frames(mapped)[-1]["data"]
+    elsewhere = first.event()  # the same debug ID, in an event of project 3: the cached map is not its
+    assert symbolicator.symbolicate(elsewhere, by_path=False, project_id=3)
+    assert frames(elsewhere)[-1]["data"] == {"sourcemap_error": f"No source map has the debug ID {first.debug_id}."}
+
+
 def test_a_debug_id_without_a_map_says_so_and_keeps_the_frame(first: Build) -> None:
     event = first.event()
     sent = copy.deepcopy(frames(event))
@@ -192,7 +231,7 @@ class Failing(Maps):
         super().__init__()
         self.error = error
 
-    def by_debug_id(self, debug_id: str) -> StoredMap | None:
+    def by_debug_id(self, debug_id: str, project_id: int = 1) -> StoredMap | None:
         raise self.error
 
 

@@ -1,0 +1,94 @@
+"""`/tokens`: the upload tokens sentry-cli and the bundler plugins send source maps with
+(app/inbox/tokens.py).
+
+Maintainers make a token for a project, with a label; its secret and the settings that go with it
+are shown once, then only its first 8 characters. They revoke tokens; viewers see the list
+read-only (the state, and who may do what: tokens_state.py). The page is live: "last used" follows
+the uploads. Every string from outside (labels, project names) is rendered as text."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from app.components.console import unless_refused
+from app.components.layout import layout
+from app.pages.alerts import native_select
+from app.pages.tokens_state import TokensState
+
+TITLE = "Upload tokens · Lookout"
+HEADERS = ["Label", "Project", "Token", "Created", "Created by", "Last used", "Revoked"]
+
+
+def token_row_view(row: rx.Var[dict[str, str]]) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(row["label"]),
+        rx.table.cell(row["project"]),
+        rx.table.cell(rx.code(row["prefix"])),
+        rx.table.cell(row["created"]),
+        rx.table.cell(row["created_by"]),
+        rx.table.cell(row["last_used"], class_name="token-last-used"),
+        rx.table.cell(row["revoked"], class_name="token-revoked"),
+        rx.cond(TokensState.may_change, rx.table.cell(rx.cond(row["revoked"] == "", rx.button(
+            "Revoke", on_click=TokensState.revoke(row["id"].to(int)), size="1", color_scheme="red", variant="soft",
+            id="token-revoke-" + row["id"])))),
+        id="upload-token-" + row["id"], class_name="upload-token",
+    )
+
+
+def tokens_table() -> rx.Component:
+    return rx.table.root(
+        rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in HEADERS],
+                                     rx.cond(TokensState.may_change, rx.table.column_header_cell("")))),
+        rx.table.body(rx.foreach(TokensState.tokens, token_row_view)),
+        width="100%", id="upload-tokens",
+    )
+
+
+def create_form() -> rx.Component:
+    return rx.hstack(
+        native_select(TokensState.projects, TokensState.project, TokensState.set_project, "token-project"),
+        rx.input(value=TokensState.label, on_change=TokensState.set_label, id="token-label", width="20em",
+                 placeholder="label, e.g. billing-web CI"),
+        rx.button("Make a token", on_click=TokensState.create, id="token-create"),
+        align="center", spacing="2", wrap="wrap",
+    )
+
+
+def secret_once() -> rx.Component:
+    return rx.callout.root(
+        rx.vstack(
+            rx.text("Copy this token now: it is shown only once (Lookout keeps its hash). ",
+                    rx.code(TokensState.secret_once, id="token-secret-once")),
+            rx.text("For sentry-cli, as environment variables (@sentry/vite-plugin reads them too):", size="2"),
+            rx.el.pre(TokensState.settings_once, id="token-settings-once",
+                      style={"margin": "0", "white_space": "pre-wrap", "word_break": "break-all"}),
+            rx.text("then: sentry-cli sourcemaps inject dist && sentry-cli sourcemaps upload dist", size="2"),
+            rx.button("I have copied it", on_click=TokensState.forget_secret, size="1", variant="soft",
+                      id="token-forget"),
+            spacing="2",
+        ),
+        color_scheme="amber", id="token-once",
+    )
+
+
+def page() -> rx.Component:
+    return layout(
+        rx.heading("Upload tokens", size="7", id="page-title"),
+        unless_refused(
+            TokensState,
+            rx.vstack(
+                rx.text("Tokens let sentry-cli and the bundler plugins upload a project's source maps, and "
+                        "nothing else.", size="2"),
+                rx.cond(TokensState.read & ~TokensState.may_change, rx.callout(
+                    "You can see the tokens; only a maintainer can make or revoke them.", id="tokens-readonly")),
+                rx.cond(TokensState.error != "", rx.callout(TokensState.error, color_scheme="orange", id="tokens-error")),
+                rx.cond(TokensState.notice != "", rx.callout(TokensState.notice, color_scheme="green", id="tokens-notice")),
+                rx.cond(TokensState.secret_once != "", secret_once()),
+                rx.cond(TokensState.may_change, create_form()),
+                tokens_table(),
+                rx.cond(TokensState.read & (TokensState.tokens.length() == 0),
+                        rx.text("No upload token yet.", size="2", id="tokens-none")),
+                width="100%", spacing="3",
+            ),
+        ),
+    )

@@ -1,0 +1,168 @@
+"""The /tokens page's state: the upload tokens and projects as an allowed client sees them, the new
+token's project and label as a maintainer picks them, and the changes (app/inbox/tokens.py).
+
+Every handler is a public endpoint (app/components/console.py): it reads through `_show()`, changes
+something only for `_maintainer()`, and takes each argument as possibly anything (bounded text, a
+choice among the offered ones, a whole number). A refusal is a sentence in `error`.
+
+A new token's secret is in the state only to be shown once, to the maintainer who made it: it is
+cleared by their next action on the page, by "I have copied it", by the page's next load, and by
+`hold_secret` once the client has left the page or SHOWN_FOR_S after it was made (a tab closed or
+left open). It is never logged."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio.to_thread
+import reflex as rx
+
+from app import db, routes
+from app.components import console
+from app.components.console import ConsoleState, ago, bounded, one_of
+from app.inbox.accounts import Viewer
+from app.inbox.fields import whole
+from app.inbox.projects import Projects
+from app.inbox.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settings_text, upload_url
+from app.monitoring.settings import SETTINGS
+from app.pages.alerts_state import choice_of, project_of
+
+MAINTAINERS_ONLY = "Only a maintainer can make or revoke upload tokens."
+NO_TOKEN = "There is no such upload token."
+SHOWN_FOR_S = 600.0  # a new token's secret stays in the state at most this long
+T = TypeVar("T")
+
+
+def token_row(token: TokenRow, names: dict[int, str], now: float) -> dict[str, str]:
+    return {
+        "id": str(token.id), "label": token.label,
+        "project": choice_of(token.project_id, names.get(token.project_id, "(gone)")),
+        "prefix": token.prefix + "…", "created": day(token.created_at), "created_by": token.created_by,
+        "last_used": "never" if token.last_used_at is None else ago(token.last_used_at, now),
+        "revoked": "" if token.revoked_at is None else day(token.revoked_at),
+    }
+
+
+class TokensState(ConsoleState, rx.State):
+    live_route = routes.TOKENS
+    read: bool = False  # the page's data has been read for this client
+    may_change: bool = False  # a maintainer (or this machine): the form and the revoke buttons show
+    tokens: list[dict[str, str]] = []
+    projects: list[str] = []  # "id · name"
+    # The new token, as picked and typed.
+    project: str = ""
+    label: str = ""
+    error: str = ""
+    notice: str = ""
+    # The token just made: its secret and the settings with it, shown once (see the docstring).
+    secret_once: str = ""
+    settings_once: str = ""
+    _held_at: float = 0.0  # backend only: when this client's `hold_secret` task last ran (0: none)
+    _shown_at: float = 0.0  # backend only: when the secret shown was made
+
+    async def _read(self) -> None:
+        found = self._viewer()
+        self.read, self.may_change = True, found is not None and found.may_change
+        now = time.time()
+
+        def read() -> tuple[list[TokenRow], dict[int, str]]:
+            engine = db.engine()
+            return Tokens(engine).list(), {p.id: p.name for p in Projects(engine).all()}
+
+        tokens, names = await anyio.to_thread.run_sync(read)
+        self.projects = [choice_of(project_id, name) for project_id, name in names.items()]
+        self.tokens = [token_row(token, names, now) for token in reversed(tokens)]  # newest first
+        if self.project not in self.projects:
+            self.project = self.projects[0] if self.projects else ""
+
+    def _forget(self) -> None:
+        self.error = self.notice = self.secret_once = self.settings_once = ""
+
+    @rx.event
+    async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
+        self._forget()
+        return await ConsoleState.load(self)
+
+    @rx.event
+    def forget_secret(self) -> None:
+        """The maintainer has copied the secret: it goes."""
+        self.secret_once = self.settings_once = ""
+        self._allowed()
+
+    @rx.event(background=True)
+    async def hold_secret(self) -> None:
+        """Clear the secret shown once when the client leaves /tokens, or SHOWN_FOR_S after it was
+        made: one task per client (as the watcher, it beats), only while there is a secret."""
+        async with self:
+            if not self.secret_once or time.time() - self._held_at < 3 * console.REFRESH_S:
+                return
+            self._held_at = time.time()
+        while True:
+            await asyncio.sleep(console.REFRESH_S)
+            async with self:
+                left = self.router.url.path.rstrip("/") != routes.TOKENS
+                if left or time.time() - self._shown_at >= SHOWN_FOR_S:
+                    self.secret_once = self.settings_once = ""
+                if not self.secret_once:  # decided under the lock: a later secret starts a new task
+                    self._held_at = 0.0
+                    return
+                self._held_at = time.time()
+
+    def _changer(self) -> Viewer | None:
+        """The maintainer changing tokens, or None; says why not (unless it may not see the console)."""
+        self._forget()
+        maintainer = self._maintainer()
+        if maintainer is None and not self.refused:
+            self.error = MAINTAINERS_ONLY
+        return maintainer
+
+    async def _change(self, work: Callable[[Tokens], T]) -> T | None:
+        """Run a maintainer's change off the event loop; a refusal's sentence goes to `error`."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: work(Tokens(db.engine())))
+        except ValueError as exc:
+            self.error = str(exc)
+            return None
+
+    @rx.event
+    def set_project(self, choice: str) -> None:
+        if self._maintainer() is not None:
+            self.project = one_of(choice, self.projects, self.project)
+
+    @rx.event
+    def set_label(self, text: str) -> None:
+        if self._maintainer() is not None:
+            self.label = bounded(text, MAX_LABEL_CHARS + 1)  # one more: too long is refused, not cut
+
+    @rx.event
+    async def create(self):  # noqa: ANN201 (hold_secret, when a token was made)
+        maintainer = self._changer()
+        if maintainer is None:
+            return None
+        project_id, label = project_of(self.project), self.label
+        if project_id is None:
+            self.error = "Choose the project the token uploads to."
+        else:
+            made = await self._change(lambda tokens: tokens.add(project_id, label, created_by=maintainer.name))
+            if made is not None:
+                row, secret = made
+                self.label = ""
+                self.secret_once, self._shown_at = secret, time.time()
+                self.settings_once = settings_text(row.project_id, secret, upload_url(SETTINGS.public_url))
+                self.notice = f"Token {row.id} made for {self.project}: copy it now, it is shown only once."
+        await self._show()
+        return type(self).hold_secret if self.secret_once else None
+
+    @rx.event
+    async def revoke(self, token_id: int) -> None:
+        if self._changer() is not None:
+            if not (whole(token_id) and 0 < token_id < 2**63):
+                self.error = NO_TOKEN
+            elif await self._change(lambda tokens: tokens.revoke(token_id)):
+                self.notice = f"Token {token_id} is revoked: uploads with it are refused."
+            elif not self.error:
+                self.error = NO_TOKEN
+        await self._show()

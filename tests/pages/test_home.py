@@ -1,0 +1,69 @@
+"""The home page's handler as any websocket client could call it: in Sentry mode it says where the
+newest build's source maps went (app/sourcemaps/to_sentry.py), to this machine and signed-in users
+only; in local mode it says nothing about them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app import db
+from app.components import console
+from app.inbox.accounts import COOKIE, Accounts, Viewer
+from app.monitoring import pipeline
+from app.monitoring.settings import Settings
+from app.pages import home
+from app.pages.home import HomeState
+from app.sourcemaps import to_sentry
+from tests.components.test_console import LOOPBACK, STRANGER, client_state, run
+from tests.conftest import LOCAL_ENV
+from tests.sourcemaps import fake_bundles
+
+SENTRY_ENV = {"SENTRY_DSN": "https://key@o1.ingest.sentry.io/2", "SENTRY_AUTH_TOKEN": "f" * 64,
+              "SENTRY_ORG": "acme", "SENTRY_PROJECT": "lookout"}
+
+
+@pytest.fixture
+def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A console database, and one build on disk, uploaded to SENTRY_ENV's project at 1970-01-02."""
+    engine = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
+    db.migrate(engine)
+    monkeypatch.setattr(db, "engine", lambda url=None: engine)
+    monkeypatch.setattr(pipeline.store, "engine", engine)  # the tunnel's figures on the home page
+    accounts = Accounts(engine, from_env={})
+    accounts.add_user("vera", "viewer", "vera-password")
+    monkeypatch.setattr(console, "_accounts", accounts)
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web"))  # where the bundles are
+    directory = fake_bundles.bundle_of(tmp_path / "web" / "lookout-sourcemaps", 1)
+    (directory / to_sentry.STATUS).write_text(json.dumps({
+        "state": "ok", "at": 86400.0, "url": "", "org": "acme", "project": "lookout", "sentence": "uploaded"}))
+    yield directory
+
+
+def loaded(who: dict[str, object], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> HomeState:
+    monkeypatch.setattr(home, "SETTINGS", Settings.from_env(env))
+    state = client_state(HomeState, who, "/")
+    asyncio.run(run(HomeState.event_handlers["load"], state, []))
+    return state
+
+
+def test_sentry_mode_tells_the_console_where_the_newest_builds_maps_went(
+    bundles: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uploaded = f"Source maps of build {bundles.name} uploaded to Sentry at 1970-01-02 00:00:00 UTC"
+    assert loaded(LOOPBACK, SENTRY_ENV, monkeypatch).sentry_maps == uploaded
+    signed_in = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000",
+                                                  "cookie": f"{COOKIE}={console.accounts().start_session(Viewer('vera', 'viewer'))}"}}
+    assert loaded(signed_in, SENTRY_ENV, monkeypatch).sentry_maps == uploaded
+    stranger = loaded(STRANGER, SENTRY_ENV, monkeypatch)
+    assert stranger.sentry_maps == "" and stranger.destination == "o1.ingest.sentry.io"  # the page, without the console's part
+    without_token = {k: v for k, v in SENTRY_ENV.items() if k != "SENTRY_AUTH_TOKEN"}
+    assert loaded(LOOPBACK, without_token, monkeypatch).sentry_maps == to_sentry.STAY_LOCAL
+
+
+def test_local_mode_says_nothing_of_sentry(bundles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert loaded(LOOPBACK, {**LOCAL_ENV, **SENTRY_ENV, "SENTRY_DSN": ""}, monkeypatch).sentry_maps == ""

@@ -1,0 +1,355 @@
+"""Sentry mode's upload of the app's own maps (app/sourcemaps/to_sentry.py), with the pinned
+sentry-cli, to a second running Lookout standing in for Sentry: `app.inbox.standalone` under granian
+on loopback, its upload API taking a token made for one of its projects. A real build (esbuild,
+tests/sourcemaps/real_build.py) is saved by the real build step; its maps land in the second
+Lookout, which then symbolicates an event naming the chunks by debug ID. Sentry down, a refused
+token and a missing token never fail the build; the start retries what failed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy
+from sqlalchemy import select
+
+from app import db
+from app.inbox.projects import Projects
+from app.inbox.reading import InboxReader
+from app.inbox.store import InboxStore
+from app.inbox.tokens import Tokens
+from app.monitoring.settings import Dsn, Settings
+from app.sourcemaps import bundle, to_sentry
+from app.sourcemaps.build_step import SourceMapsPlugin, make_bundle
+from app.sourcemaps.sentry_cli import Target
+from app.sourcemaps.tables import BUILDS, FILES
+from tests.conftest import LOCAL_DSN
+from tests.reliability.cluster import Tunnels
+from tests.services import free_port
+from tests.sourcemaps import real_build
+from tests.sourcemaps.real_build import SENTRY_CLI
+from tests.sourcemaps.reflex_like_build import V8_FRAME, need_tools
+
+ORIGIN = "https://app.example.com"  # where the first Lookout's pages are served (any host: frames name it)
+# Import the lazy chunk and throw from its `boom`; print the error's V8 stack as JSON.
+RUNNER = """const [chunk] = process.argv.slice(2);
+const module = await import(chunk);
+try { module.boom(42); } catch (error) { console.log(JSON.stringify(error.stack)); }
+"""
+
+
+@dataclass
+class SecondLookout:
+    """The Lookout playing Sentry: its server, its database, the project the maps go to and a token for it."""
+    server: Tunnels
+    engine: sqlalchemy.Engine
+    project_id: int
+    public_key: str
+    token: str
+
+    def settings(self, **env: str) -> Settings:
+        """The first Lookout's settings in Sentry mode, uploading to this one (`env` overrides)."""
+        return Settings.from_env({
+            "SENTRY_DSN": f"http://{self.public_key}@127.0.0.1:{self.server.port}/{self.project_id}",
+            "SENTRY_URL": self.server.url, "SENTRY_AUTH_TOKEN": self.token, "SENTRY_ORG": "lookout",
+            "SENTRY_PROJECT": str(self.project_id), **env,
+        })
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.engine.dispose()
+
+    def stored_builds(self) -> list[tuple[int | None, dict[str, str]]]:
+        """Each uploaded build's project and its files, debug ID → asset path."""
+        with self.engine.connect() as connection:
+            builds = connection.execute(select(BUILDS.c.id, BUILDS.c.project_id).order_by(BUILDS.c.id)).all()
+            return [(project_id, dict(connection.execute(
+                select(FILES.c.debug_id, FILES.c.asset_path).where(FILES.c.build == build)).all()))
+                for build, project_id in builds]
+
+
+def second_lookout(tmp: Path, port: int | None = None, start: bool = True) -> SecondLookout:
+    """A second Lookout's database with a project "lookout-web" and an upload token for it, and
+    its server on `port` (started unless `start` is false)."""
+    url = f"sqlite:///{tmp / 'second.db'}"
+    engine = db.engine(url)
+    db.migrate(engine)
+    InboxStore(engine).ensure_project(Dsn.parse(LOCAL_DSN))  # its own project, 1
+    project = Projects(engine).add("lookout-web")
+    _row, token = Tokens(engine).add(project.id, label="first Lookout")
+    server = Tunnels(env={
+        "DATABASE_URL": url, "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_SERVER_MONITORING": "off",
+        "REFLEX_WEB_WORKDIR": str(tmp / "second-web"),  # no builds of its own
+    }, log=tmp / "second.log", workers=1, module="app.inbox.standalone:app")
+    if port is not None:
+        server.port = port
+    if start:
+        server.start()
+    return SecondLookout(server, engine, project.id, project.public_key, token)
+
+
+def serving_second_lookout(tmp: Path) -> Iterator[SecondLookout]:
+    """A second Lookout started in `tmp`, for a fixture to `yield from`: stopped afterwards."""
+    found = second_lookout(tmp)
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+@pytest.fixture(scope="module")
+def lookout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecondLookout]:
+    need_tools()
+    yield from serving_second_lookout(tmp_path_factory.mktemp("sentry"))
+
+
+def built(work: Path, extra: str = "") -> Path:
+    """A real production-like build's static directory (chunks with hidden maps)."""
+    real_build.build(work / "client", work / "src", extra)
+    return work / "client"
+
+
+def saved(work: Path, bundles: Path, extra: str = "", url_prefix: str = "") -> Path:
+    """A build saved as the build step saves it (without its upload); the bundle's directory."""
+    return make_bundle(built(work, extra), bundles, SENTRY_CLI, keep=5, url_prefix=url_prefix)
+
+
+def status_text(directory: Path) -> str:
+    return (directory / to_sentry.STATUS).read_text()
+
+
+def sentry_mode(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
+    """The first Lookout's process runs with `settings` (the build step reads the module's)."""
+    monkeypatch.setattr(to_sentry, "SETTINGS", settings)
+
+
+def frames_of(chunk: Path, url: str, work: Path) -> list[dict]:
+    """The frames, outermost first, of the error the chunk's `boom` throws under node, each as the
+    browser SDK sends it, naming the chunk by the URL it is served at."""
+    runner = work / "run.mjs"
+    runner.write_text(RUNNER)
+    stack = json.loads(subprocess.run(["node", str(runner), chunk.as_uri()], check=True, capture_output=True,
+                                      text=True).stdout)
+    frames = [{"filename": url, "abs_path": url, "function": found["function"] or "?", "lineno": int(found["line"]),
+               "colno": int(found["column"]), "in_app": True}
+              for found in map(V8_FRAME.match, stack.splitlines()[1:]) if found and found["url"] == chunk.as_uri()]
+    assert frames, stack
+    return frames[::-1]
+
+
+def stored_event(lookout: SecondLookout, event_id: str, timeout: float = 30) -> dict:
+    """The event as the second Lookout's inbox keeps it, once its feeder has read it in."""
+    deadline = time.monotonic() + timeout
+    while (found := InboxReader(lookout.engine).event(event_id)) is None:
+        assert time.monotonic() < deadline, f"event {event_id} not in the inbox:\n{lookout.server.log_tail()}"
+        time.sleep(0.2)
+    return found["event"]
+
+
+def test_the_build_uploads_its_maps_and_sentry_symbolicates_the_browser_events_with_them(
+    lookout: SecondLookout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="app.sourcemaps")
+    static_dir, bundles = built(tmp_path), tmp_path / "bundles"
+    (static_dir / "assets" / "style.css.map").write_text("{}")  # a map of no chunk (test_sentry_cli.py: not uploaded)
+    sentry_mode(monkeypatch, lookout.settings())
+
+    SourceMapsPlugin(bundles=bundles, keep=5).post_build(static_dir=static_dir)
+
+    [(directory, manifest)] = bundle.present(bundles)
+    status = to_sentry.read_status(directory)
+    assert status is not None and status.state == "ok", status_text(directory)
+    assert (status.url, status.org, status.project) == (lookout.server.url, "lookout", str(lookout.project_id))
+    assert to_sentry.report(bundles, lookout.settings()).startswith(
+        f"Source maps of build {manifest.build_id} uploaded to Sentry at ")
+    # The second Lookout has the build's chunks and maps, for the project the token is for.
+    [(project_id, files)] = lookout.stored_builds()
+    assert project_id == lookout.project_id
+    assert files == {file.debug_id: file.asset_path for file in manifest.files}
+    # A browser error from the build's lazy chunk, as the tunnel forwards it, naming it by debug ID.
+    [lazy] = [file for file in manifest.files if "/lazy-" in file.asset_path]
+    url = ORIGIN + lazy.asset_path
+    event_id = uuid.uuid4().hex
+    event = {"event_id": event_id, "platform": "javascript", "level": "error",
+             "exception": {"values": [{"type": "Error", "value": "boom 42",
+                                       "stacktrace": {"frames": frames_of(directory / lazy.js, url, tmp_path)}}]},
+             "debug_meta": {"images": [{"type": "sourcemap", "code_file": url, "debug_id": lazy.debug_id}]}}
+    answer = httpx.post(f"{lookout.server.url}/api/{lookout.project_id}/store/?sentry_key={lookout.public_key}",
+                        json=event, timeout=30)
+    assert answer.status_code == 200, answer.text
+    [thrower] = stored_event(lookout, event_id)["exception"]["values"][0]["stacktrace"]["frames"][-1:]
+    assert thrower["filename"].endswith("lazy.js") and thrower["lineno"] == 3, thrower
+    assert thrower["function"] == "boom", thrower
+    assert thrower["data"]["sourcemap"]["resolved_with"] == "debug_id", thrower
+    # The token is in no log line and no status file.
+    assert lookout.token not in caplog.text and lookout.token not in status_text(directory)
+    assert "uploaded to Sentry" in caplog.text
+
+
+def test_sentry_down_never_fails_the_build_and_the_next_start_uploads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    need_tools()
+    lookout = second_lookout(tmp_path, port=free_port(), start=False)  # nothing listens on its port yet
+    settings = lookout.settings()
+    sentry_mode(monkeypatch, settings)
+    bundles = tmp_path / "bundles"
+    static_dir = built(tmp_path / "app")
+
+    SourceMapsPlugin(bundles=bundles, keep=5).post_build(static_dir=static_dir)  # does not raise
+
+    [(directory, manifest)] = bundle.present(bundles)
+    failed = to_sentry.read_status(directory)
+    assert failed is not None and failed.state == "failed"
+    assert "Could not connect to server" in failed.sentence, failed
+    assert to_sentry.report(bundles, settings) == f"Upload to Sentry failed: {failed.sentence}; retried at the next start"
+    assert f"not uploaded to Sentry: {failed.sentence}" in caplog.text
+    try:
+        lookout.server.start()
+        asyncio.run(_start(bundles, settings))  # the next start, in the background
+        deadline = time.monotonic() + 60
+        while (status := to_sentry.read_status(directory)) is None or status.at == failed.at:
+            assert time.monotonic() < deadline, "the start did not retry the upload"
+            time.sleep(0.2)
+        assert status.state == "ok", status
+        [(project_id, files)] = lookout.stored_builds()
+        assert project_id == lookout.project_id and set(files) == {file.debug_id for file in manifest.files}
+        assert to_sentry.retry_pending(bundles, settings) == []  # uploaded: never again
+    finally:
+        lookout.stop()
+    assert lookout.token not in caplog.text and lookout.token not in status_text(directory)
+
+
+async def _start(bundles: Path, settings: Settings) -> None:
+    async with to_sentry.retry_at_start(bundles, settings):
+        pass
+
+
+def test_the_start_does_not_wait_for_the_upload(tmp_path: Path) -> None:
+    """A Sentry that takes the connection and never answers: the start goes on; once it hangs up,
+    the upload is recorded as failed."""
+    need_tools()
+    directory = saved(tmp_path / "app", tmp_path / "bundles")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        settings = Settings.from_env({"SENTRY_DSN": "http://key@127.0.0.1/2", "SENTRY_AUTH_TOKEN": "f" * 64,
+                                      "SENTRY_ORG": "o", "SENTRY_PROJECT": "2",
+                                      "SENTRY_URL": f"http://127.0.0.1:{silent.getsockname()[1]}"})
+        asyncio.run(_start(tmp_path / "bundles", settings))
+        assert to_sentry.read_status(directory) is None  # still waiting for an answer
+    deadline = time.monotonic() + 60
+    while (status := to_sentry.read_status(directory)) is None:
+        assert time.monotonic() < deadline, "the upload never ended"
+        time.sleep(0.2)
+    assert status.state == "failed" and status.sentence, status
+
+
+def test_a_refused_token_is_a_failed_upload_with_sentrys_sentence(
+    lookout: SecondLookout, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bad = "0" * 64
+    directory = saved(tmp_path, tmp_path / "bundles")
+    before = lookout.stored_builds()
+
+    upload = to_sentry.after_build(directory, lookout.settings(SENTRY_AUTH_TOKEN=bad), SENTRY_CLI)
+
+    assert upload is not None and upload.state == "failed"
+    assert upload.sentence.startswith("API request failed: sentry reported an error: ")
+    assert upload.sentence.endswith("(http status: 401)")
+    assert to_sentry.read_status(directory) == upload
+    assert bad not in caplog.text and bad not in status_text(directory)
+    assert lookout.stored_builds() == before
+
+
+def test_without_a_token_the_maps_stay_local_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="app.sourcemaps")
+    bundles = tmp_path / "bundles"
+    directory = saved(tmp_path, bundles)
+    settings = Settings.from_env({"SENTRY_DSN": "http://key@127.0.0.1:9/2", "SENTRY_ORG": "o", "SENTRY_PROJECT": "2"})
+
+    assert to_sentry.after_build(directory, settings, SENTRY_CLI) is None
+    assert to_sentry.retry_pending(bundles, settings, SENTRY_CLI) == []
+    asyncio.run(_start(bundles, settings))
+
+    [record] = [r for r in caplog.records if "stay local" in r.getMessage()]
+    assert record.getMessage() == f"source maps of build {directory.name} stay local: Sentry mode without SENTRY_AUTH_TOKEN"
+    assert to_sentry.read_status(directory) is None
+    assert to_sentry.report(bundles, settings) == to_sentry.STAY_LOCAL
+
+
+def test_local_mode_uploads_nothing_and_says_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="app.sourcemaps")
+    bundles = tmp_path / "bundles"
+    directory = saved(tmp_path, bundles)
+    settings = Settings.from_env({"SENTRY_AUTH_TOKEN": "f" * 64, "SENTRY_ORG": "o", "SENTRY_PROJECT": "2"})
+
+    assert to_sentry.after_build(directory, settings, SENTRY_CLI) is None
+    assert to_sentry.retry_pending(bundles, settings, SENTRY_CLI) == []
+    assert to_sentry.report(bundles, settings) == ""
+    assert [r for r in caplog.records if r.name == to_sentry.__name__] == []
+    assert to_sentry.read_status(directory) is None
+
+
+def test_the_start_retries_the_newest_bundles_first_and_only_those_kept(tmp_path: Path) -> None:
+    need_tools()
+    bundles = tmp_path / "bundles"
+    made = [saved(tmp_path / str(n), bundles, f"export const v{n} = {n};\n") for n in range(3)]
+    settings = Settings.from_env({"SENTRY_DSN": "http://key@127.0.0.1/2", "SENTRY_AUTH_TOKEN": "f" * 64,
+                                  "SENTRY_ORG": "o", "SENTRY_PROJECT": "2", "LOOKOUT_SOURCEMAP_BUILDS": "2",
+                                  "SENTRY_URL": f"http://127.0.0.1:{free_port()}"})  # down
+
+    uploads = to_sentry.retry_pending(bundles, settings, SENTRY_CLI)
+
+    assert [u.state for u in uploads] == ["failed", "failed"]
+    # The newest first; the oldest, past LOOKOUT_SOURCEMAP_BUILDS, not at all.
+    assert [to_sentry.read_status(d) for d in made] == [None, uploads[1], uploads[0]]
+
+
+def test_an_upload_to_another_project_is_made_again(tmp_path: Path) -> None:
+    """A bundle uploaded to one Sentry project counts as not uploaded once SENTRY_PROJECT names another."""
+    bundles = tmp_path / "bundles"
+    directory = saved(tmp_path, bundles)
+    env = {"SENTRY_DSN": "http://key@127.0.0.1/2", "SENTRY_AUTH_TOKEN": "f" * 64, "SENTRY_ORG": "o", "SENTRY_PROJECT": "2"}
+    first, other = Settings.from_env(env), Settings.from_env({**env, "SENTRY_PROJECT": "3"})
+    target = Target.of(first)
+    (directory / to_sentry.STATUS).write_text(json.dumps(
+        {"state": "ok", "at": 1.0, "url": "", "org": "o", "project": "2", "sentence": "2 chunks and their maps uploaded"}))
+    assert to_sentry.pending(bundles, target, 5) == []
+    assert to_sentry.pending(bundles, Target.of(other), 5) == [directory]
+    assert "not uploaded to Sentry yet" in to_sentry.report(bundles, other)
+
+
+@pytest.mark.parametrize("text", ["", "{", "[]", '{"state": "ok"}', "x" * (to_sentry.MAX_STATUS_BYTES + 1), "[" * 50_000,
+                                  '{"state": "maybe", "at": 1, "url": "", "org": "", "project": "", "sentence": ""}',
+                                  '{"state": "ok", "at": "1", "url": "", "org": "", "project": "", "sentence": ""}'])
+def test_an_unreadable_status_file_is_no_upload(tmp_path: Path, text: str) -> None:
+    (tmp_path / to_sentry.STATUS).write_text(text)
+    assert to_sentry.read_status(tmp_path) is None
+
+
+TOKEN = "secret-token-value"
+
+
+@pytest.mark.parametrize(("env", "wanted"), [
+    ({}, ["SENTRY_AUTH_TOKEN", "SENTRY_ORG", "SENTRY_PROJECT"]),
+    ({"SENTRY_AUTH_TOKEN": TOKEN, "SENTRY_PROJECT": "p"}, ["SENTRY_ORG"]),
+    ({"SENTRY_AUTH_TOKEN": "sntrys_" + TOKEN, "SENTRY_PROJECT": "p"}, []),  # an org token names its org
+    ({"SENTRY_AUTH_TOKEN": TOKEN, "SENTRY_ORG": "o", "SENTRY_PROJECT": "p"}, []),
+])
+def test_what_an_upload_needs(env: dict[str, str], wanted: list[str]) -> None:
+    settings = Settings.from_env(env)
+    assert to_sentry.missing(settings) == wanted
+    target = Target.of(settings)
+    assert (target is None) == bool(wanted)
+    assert TOKEN not in repr(settings) and TOKEN not in repr(target)  # what a log line or an error report could show
