@@ -35,6 +35,7 @@ inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), sta
 app = LookoutApp(
     api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
+    head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
 )

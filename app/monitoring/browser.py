@@ -18,6 +18,7 @@ from reflex_base.plugins.base import Plugin, PreCompileContext
 from reflex_base.utils.imports import ImportVar
 from typing_extensions import Unpack
 
+from app.monitoring import loader
 from app.monitoring.settings import SETTINGS, Settings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
@@ -112,6 +113,11 @@ def compiled_settings() -> Settings:
     return SETTINGS
 
 
+def head_components() -> list[rx.Component]:
+    """The configuration element and the loader, first in every page's `<head>` (`app/monitoring/loader.py`)."""
+    return loader.head_components(SETTINGS, CONFIG_ELEMENT_ID)
+
+
 def app_wrap(_stateful: bool) -> rx.Component | None:
     return BrowserMonitoring.create() if SETTINGS.browser_monitoring else None
 
@@ -122,7 +128,8 @@ APP_WRAP_KEY = (56, "LookoutMonitoring")
 
 class BrowserMonitoringPlugin(Plugin):
     """Writes `.web/app/entry.client.js` (instead of Reflex's own) with React's error callbacks, and
-    `.web/app/lookout_tracing.js`, the tracing chunk."""
+    `.web/app/lookout_tracing.js`, the tracing chunk, and `.web/app/lookout_loader.js`, the head's
+    configuration and loader (`loader.loader_module`)."""
 
     def provides_entry_client(self) -> bool:
         return SETTINGS.browser_monitoring
@@ -137,4 +144,5 @@ class BrowserMonitoringPlugin(Plugin):
         context["add_save_task"](lambda: [
             (str(web / constants.Embed.ENTRY_PATH), ENTRY_CLIENT_JS.read_text()),
             (str(web / TRACING_MODULE), TRACING_JS),
+            (str(web / loader.LOADER_MODULE), loader.loader_module(config_json(compiled_settings()))),
         ])
