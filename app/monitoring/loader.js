@@ -94,7 +94,7 @@
   // monitor (the loader's recorder, then Sentry's handler once the SDK took over), then the app's.
   var apps = {}, monitors = {};
   function trap(name, monitor) {
-    monitors[name] = monitor;
+    if (monitor) monitors[name] = monitor; // none: the accessor back, the monitor kept
     if (!(name in apps)) {
       apps[name] = w[name];
       w[name] = function () {

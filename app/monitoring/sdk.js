@@ -44,6 +44,20 @@ export function start() {
   started = true;
   // Sentry's global handlers are set through a plain property, then become the loader's monitor.
   for (const name of HANDLERS) Object.defineProperty(window, name, { value: null, writable: true, configurable: true });
+  try {
+    startSdk();
+  } catch (error) {
+    // The loader stays in charge (its accessors back, its recorder still the monitor): what it
+    // holds is sent by its beacon when the page goes away.
+    for (const name of HANDLERS) L._trap(name);
+    console.error("Lookout: the monitoring SDK did not start", error);
+    return;
+  }
+  for (const name of HANDLERS) L._trap(name, window[name]);
+  handOver();
+}
+
+function startSdk() {
   init({
     dsn: C.dsn,
     tunnel: C.tunnel,
@@ -60,7 +74,10 @@ export function start() {
     beforeSend,
     beforeSendTransaction,
   });
-  for (const name of HANDLERS) L._trap(name, window[name]);
+}
+
+// In one synchronous task, so that nothing slips between the handover and the replay.
+function handOver() {
   getCurrentScope().setPropagationContext({ ...getCurrentScope().getPropagationContext(), traceId: L._trace.t, sampleRand: L._trace.r, propagationSpanId: L._trace.s });
   addEventProcessor((event) => {
     const t = stamps.get(event.event_id);

@@ -4,6 +4,7 @@ interactive on a page with no error, and the first page's backend work is in its
 
 from __future__ import annotations
 
+import re
 import time
 
 from playwright.sync_api import Page, Route
@@ -139,3 +140,24 @@ def test_noise_before_the_sdk_never_arrives_nor_wakes_it(app_server: AppServer, 
     page.evaluate("() => window.lookout.captureException(new Error('Lookout test: after the noise'))")
     outbox.wait_for("event", lambda e: any("after the noise" in m for m in messages(e)), after)
     assert not [e for e in outbox.items("event", after) if any("ResizeObserver" in m for m in messages(e))]
+
+
+def test_an_error_during_hydration_arrives_once(app_server: AppServer, page: Page, outbox: Outbox) -> None:
+    """The server's HTML differs from what the client renders: React reports a recoverable error
+    through the root's onRecoverableError, which the loader records before the SDK has arrived."""
+    after = outbox.mark()
+
+    def rewrite(route: Route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, body=response.text().replace(">Try it<", ">Not what the client renders<", 1))
+
+    page.route(app_server.url + "/try", rewrite)
+    open_page(page, app_server, "/try")
+    # React's production build names the error by number: #418 (text), #425, #423 (hydration failed).
+    hydration = lambda e: any(re.search(r"Hydration|error #4(18|19|23|25)\b", m) for m in messages(e))  # noqa: E731
+    found = outbox.wait_for("event", hydration, after)
+    assert len(found) == 1, [messages(e) for e in outbox.items("event", after)]
+    [event] = found
+    assert event["exception"]["values"][-1]["mechanism"]["type"] == "auto.function.react.error_handler"
+    time.sleep(1.5)
+    assert len(outbox.wait_for("event", hydration, after, 0)) == 1
