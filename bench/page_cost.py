@@ -44,21 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.tunnel import Processes, free_port, granian, wait_ready  # noqa: E402
-from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS, MARK_INTERACTIVE  # noqa: E402
 
 REFLEX = ROOT / ".venv" / "bin" / "reflex"
 GOAL_ADDED_GZIP_KB, GOAL_MEDIAN, GOAL_UPPER = 6.0, 1.02, 1.05
-# Runs before the page's scripts: note when Reflex's providers mount (they set window.__reflex).
-MARK_INTERACTIVE = """
-Object.defineProperty(window, "__reflex", {
-  configurable: true,
-  get() { return this.__lookoutBenchReflex; },
-  set(value) {
-    if (window.__lookoutInteractiveAt === undefined) window.__lookoutInteractiveAt = performance.now();
-    this.__lookoutBenchReflex = value;
-  },
-});
-"""
 
 
 def build(variant: str, into: Path) -> Path:

@@ -10,11 +10,20 @@ let lookoutSdkPromise = null;
 
 function lookoutLoadSdk() {
   if (!lookoutSdkPromise) {
-    lookoutSdkPromise = import("$/app/lookout_sdk.js").then((sdk) => {
-      sdk.start();
-      lookoutSdk = sdk;
-      return sdk;
-    });
+    lookoutSdkPromise = import("$/app/lookout_sdk.js").then(
+      (sdk) => {
+        sdk.start();
+        lookoutSdk = sdk;
+        return sdk;
+      },
+      () => {
+        // Not fetched (offline, or a deploy removed the chunk): the loader sends what it holds
+        // itself, now, and stays in charge (a later error asks for the chunk again).
+        lookoutSdkPromise = null;
+        window.lookout.flush();
+        return null;
+      },
+    );
   }
   return lookoutSdkPromise;
 }
@@ -73,7 +82,7 @@ function LookoutMonitoring({ children }) {
       span = pending.current.span;
     } else if (firstRender) {
       // The page is interactive: the SDK (and its page-load transaction) when the browser is idle.
-      lookoutWhenIdle(() => lookoutLoadSdk().then((sdk) => sdk.startTracing(match)));
+      lookoutWhenIdle(() => lookoutLoadSdk().then((sdk) => sdk && sdk.startTracing(match)));
       return;
     } else {
       span = lookoutSdk ? lookoutSdk.startNavigation(location.pathname) : undefined;

@@ -51,6 +51,7 @@ def browser_config(settings: Settings) -> dict[str, Any]:
         "finalTimeoutMs": settings.final_span_timeout_ms,
         "childSpanTimeoutMs": settings.child_span_timeout_ms,
         "routeLoadTimeoutMs": settings.route_load_timeout_ms,
+        "loaderEnvelopeMaxBytes": settings.loader_envelope_max_bytes,
         "ignoreErrors": list(settings.ignored_errors),
         "notFoundRouteId": settings.not_found_route_id,
     }

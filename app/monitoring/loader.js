@@ -26,6 +26,11 @@
       .call(crypto.getRandomValues(new Uint8Array(bytes)), function (b) { return (b + 256).toString(16).slice(1); })
       .join("");
   };
+  // Texts from the page (messages, values, breadcrumbs) are cut to maxStackLineLength characters.
+  var cut = function (v) {
+    v = String(v);
+    return v.length > C.maxStackLineLength ? v.slice(0, C.maxStackLineLength) + "\u2026" : v;
+  };
   var R = Math.random();
   var trace = (L._trace = { t: hex(16), s: hex(8), r: R, p: R < C.tracesSampleRate });
 
@@ -69,7 +74,7 @@
     return v instanceof Error || (v && v.stack && v.message != null);
   }
   function describe(v) {
-    return isError(v) ? [v.name || "Error", v.message] : ["Error", String(v)];
+    return isError(v) ? [cut(v.name || "Error"), cut(v.message)] : ["Error", cut(v)];
   }
   function id() {
     return (last = hex(16));
@@ -142,6 +147,7 @@
   L._take = function () {
     var taken = done ? [] : Q.filter(function (r) { return !r.s; });
     done = 1;
+    w.removeEventListener("beforeunload", send);
     Q = [];
     return taken;
   };
@@ -151,12 +157,12 @@
     var el = ev.target, path = [];
     for (var i = 0; el && el.tagName && i < 5; i++, el = el.parentElement)
       path.unshift(el.tagName.toLowerCase() + (el.id ? "#" + el.id : ""));
-    crumb({ category: "ui.click", message: path.join(" > ") });
+    crumb({ category: "ui.click", message: cut(path.join(" > ")) });
   }, true);
   var from = location.href;
   function navigated() {
     var to = location.href;
-    if (to != from) crumb({ category: "navigation", data: { from: from, to: (from = to) } });
+    if (to != from) crumb({ category: "navigation", data: { from: cut(from), to: cut((from = to)) } });
   }
   ["pushState", "replaceState"].forEach(function (name) {
     var original = history[name];
@@ -169,12 +175,14 @@
   w.addEventListener("popstate", navigated);
   var consoleError = console.error;
   console.error = function () {
-    if (!done) crumb({ category: "console", level: "error", message: [].join.call(arguments, " ") });
+    if (!done) crumb({ category: "console", level: "error", message: cut([].join.call(arguments, " ")) });
     return consoleError.apply(this, arguments);
   };
 
   // When the page is hidden or left before the SDK has taken over: each error and message as an
-  // envelope of its own (the header names the DSN and the event id), by beacon, else by fetch.
+  // envelope of its own (the header names the DSN and the event id), by beacon, else by fetch, at
+  // most loaderEnvelopeMaxBytes: the older half of the breadcrumbs goes first, then the outer half of
+  // the frames, then what the app's hint added.
   function frames(stack) {
     var out = [];
     String(stack || "")
@@ -202,7 +210,7 @@
       tags: { "lookout.sent_by": "loader" },
     };
     if (r.k == "m") {
-      ev.message = String(r.m);
+      ev.message = cut(r.m);
       ev.level = typeof r.h == "string" ? r.h : (r.h && r.h.level) || "info";
     } else {
       var dv = describe(r.e), st = frames(r.e && r.e.stack);
@@ -236,14 +244,29 @@
       if (r.k == "b") return crumbs.push(r.b);
       if (!r.i || r.s) return;
       r.s = 1; // sent: the SDK will not replay it
-      var body =
+      var head =
         JSON.stringify({ event_id: r.i, sent_at: new Date().toISOString(), dsn: C.dsn, sdk: { name: "lookout.loader", version: "1" } }) +
-        '\n{"type":"event"}\n' +
-        JSON.stringify(event(r, crumbs.slice()));
-      (n.sendBeacon && n.sendBeacon(C.tunnel, body)) || fetch(C.tunnel, { method: "POST", body: body, keepalive: true });
+        '\n{"type":"event"}\n';
+      var ev = event(r, crumbs.slice()), body, st = ev.exception && ev.exception.values[0].stacktrace;
+      for (var step = 0; step < 30; step++) {
+        try {
+          body = head + JSON.stringify(ev);
+        } catch (e) {
+          body = 0; // what the app's hint added cannot be written (a cycle): it goes
+        }
+        if (body && new Blob([body]).size <= C.loaderEnvelopeMaxBytes) break;
+        if (body && ev.breadcrumbs.length) ev.breadcrumbs = ev.breadcrumbs.slice(ev.breadcrumbs.length + 1 >> 1);
+        else if (body && st && st.frames.length > 1) st.frames = st.frames.slice(st.frames.length >> 1);
+        else ["extra", "contexts", "user", "tags", "fingerprint"].forEach(function (key) { delete ev[key]; });
+      }
+      if (body)
+        (n.sendBeacon && n.sendBeacon(C.tunnel, body)) || fetch(C.tunnel, { method: "POST", body: body, keepalive: true });
     });
   }
+  // beforeunload too: Chromium closing a tab whose document is still loading skipped pagehide's beacon
+  // in about half of the e2e trials, never beforeunload's. It goes once the SDK takes over (`_take`).
   w.addEventListener("pagehide", send);
+  w.addEventListener("beforeunload", send);
   d.addEventListener("visibilitychange", function () {
     if (d.visibilityState == "hidden") send();
   });
