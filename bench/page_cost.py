@@ -11,7 +11,7 @@ rate going first alternating. Prints, per rate, a table and the ratios next to t
 monitoring adds ≤ 6 KB gzip before interactive; interactive time ratio: paired median ≤ 1.02 and the
 95 % interval's upper end ≤ 1.05).
 
-    .venv/bin/python bench/page_cost.py [--loads 100] [--builds DIR] [--cpu-throttle 1,4]
+    .venv/bin/python bench/page_cost.py [--loads 200] [--builds DIR] [--cpu-throttle 1,4]
 
 - bytes: every response of one first load of `/` (document, scripts, styles), each compressed with
   gzip -9 (the build's own .gz files use the same algorithm), summed; split into what arrived before
@@ -160,7 +160,7 @@ def report(rate: float, loads: int, sizes: dict[str, tuple[int, int, int]], time
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--loads", type=int, default=100, help="cold loads of / per variant and rate (default 100)")
+    parser.add_argument("--loads", type=int, default=200, help="cold loads of / per variant and rate (default 200)")
     parser.add_argument("--builds", type=Path, help="keep the two builds here and reuse them on later runs "
                         "(delete it after changing the front end)")
     parser.add_argument("--cpu-throttle", default="1,4", help="CPU slow-down rates, comma-separated (default 1,4)")
