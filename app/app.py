@@ -38,12 +38,13 @@ upload_routes = upload_api.build(db.engine())
 app = LookoutApp(
     api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_routes, upload_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
+    head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
 )
 app.app_wraps[error_boundary.APP_WRAP_KEY] = error_boundary.error_boundary
 app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
-app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE)
+app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE, on_load=try_errors.TryState.load)
 app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)
 app.add_page(issues.page, route=routes.ISSUES, title=issues.TITLE, on_load=issues.IssuesState.load)
 app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.IssueState.load)

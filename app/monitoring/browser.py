@@ -1,10 +1,14 @@
-"""The browser SDK: `@sentry/react`, configured from the settings and started before hydration.
+"""Browser monitoring: a loader before hydration, `@sentry/react` after (issue #16).
 
-`browser_config` is the effective configuration: `BrowserMonitoring` (an app wrap) writes it into
-`root.jsx` once (in local mode with the DSN key kept in the database: `compiled_settings`), where `browser.js` initialises the SDK with it and renders the same JSON into every
-page (`<script type="application/json" id="lookout-monitoring-config">`). `BrowserMonitoringPlugin`
-replaces Reflex's `entry.client.js` with `entry.client.js` here, which adds React's root error
-callbacks. Nothing in the JavaScript repeats a value of the settings.
+`browser_config` is the effective configuration, written once at compile time (in local mode with the
+DSN key kept in the database: `compiled_settings`) as JSON into every page's `<head>`, followed by the
+loader that parses it (`loader.py`). The SDK (`sdk.js`, written as `.web/app/lookout_sdk.js`) is
+imported by `root.jsx` only through `import()`, so that it is a chunk of its own fetched after the
+page is interactive, or at once when the loader records an error. `BrowserMonitoring` (an app wrap)
+puts `browser.js` into `root.jsx`: the import, the handshake with the loader and the component that
+follows React Router's navigations. `BrowserMonitoringPlugin` replaces Reflex's `entry.client.js` with
+`entry.client.js` here, which adds React's root error callbacks. Nothing in the JavaScript repeats a
+value of the settings.
 """
 
 from __future__ import annotations
@@ -18,29 +22,17 @@ from reflex_base.plugins.base import Plugin, PreCompileContext
 from reflex_base.utils.imports import ImportVar
 from typing_extensions import Unpack
 
+from app.monitoring import loader
 from app.monitoring.settings import SETTINGS, Settings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
 HERE = Path(__file__).resolve().parent
 INIT_JS = HERE / "browser.js"
 ENTRY_CLIENT_JS = HERE / "entry.client.js"
-# Tracing, re-exported alone so that the bundler gives it a chunk of its own (loaded after start-up
-# by browser.js) holding only what it needs. Nothing of Sentry's tracing module may be imported by
-# root.jsx itself, or the whole module would load with it.
-TRACING_MODULE = "app/lookout_tracing.js"
-TRACING_JS = (
-    "export { browserTracingIntegration, startBrowserTracingNavigationSpan, startInactiveSpan, getTraceData }"
-    ' from "@sentry/react";\n'
-)
+# The SDK chunk, imported by root.jsx through import() only (browser.js).
+SDK_JS = HERE / "sdk.js"
+SDK_MODULE = "app/lookout_sdk.js"
 CONFIG_ELEMENT_ID = "lookout-monitoring-config"
-# Named imports only: a namespace import defeats tree-shaking (REFLEX-NOTES: 86 KB → 238 KB gzip).
-SENTRY_NAMES = (
-    "init", "defaultStackParser", "captureException", "captureMessage",
-    "logger", "lastEventId", "flush", "getClient", "getActiveSpan", "getRootSpan", "spanToJSON",
-    "reactErrorHandler",
-)
-
-
 def browser_config(settings: Settings) -> dict[str, Any]:
     """What the browser SDK is initialised with (and what every page shows as JSON)."""
     return {
@@ -59,6 +51,7 @@ def browser_config(settings: Settings) -> dict[str, Any]:
         "finalTimeoutMs": settings.final_span_timeout_ms,
         "childSpanTimeoutMs": settings.child_span_timeout_ms,
         "routeLoadTimeoutMs": settings.route_load_timeout_ms,
+        "loaderEnvelopeMaxBytes": settings.loader_envelope_max_bytes,
         "ignoreErrors": list(settings.ignored_errors),
         "notFoundRouteId": settings.not_found_route_id,
     }
@@ -72,30 +65,23 @@ def config_json(settings: Settings) -> str:
     return text
 
 
-def init_code(settings: Settings) -> str:
-    """Module-scope code for `root.jsx`: the configuration, then `browser.js`."""
-    return (
-        f"const LOOKOUT_MONITORING_JSON = {json.dumps(config_json(settings))};\n"
-        "const LOOKOUT_MONITORING = JSON.parse(LOOKOUT_MONITORING_JSON);\n"
-        f"const LOOKOUT_CONFIG_ELEMENT_ID = {json.dumps(CONFIG_ELEMENT_ID)};\n" + INIT_JS.read_text()
-    )
-
-
 class BrowserMonitoring(rx.Component):
-    """The app wrap that starts the SDK; its React component is defined by `browser.js`."""
+    """The app wrap that loads the SDK after interactive; its React component is defined by
+    `browser.js`. Nothing of Sentry's is imported by root.jsx: the npm package is only installed
+    (`lib_dependencies`; `Plugin.get_frontend_dependencies` would bundle it as a namespace import)."""
 
     tag = "LookoutMonitoring"
+    lib_dependencies: list[str] = [SENTRY_REACT]
 
     def add_imports(self) -> dict[str, list[ImportVar]]:
         return {
-            SENTRY_REACT: [ImportVar(tag=name, alias=f"Sentry_{name}") for name in SENTRY_NAMES],
             "react": [ImportVar(tag="useEffect"), ImportVar(tag="useRef"), ImportVar(tag="Fragment")],
             "react-router": [ImportVar(tag="useNavigation"), ImportVar(tag="useLocation"), ImportVar(tag="useMatches")],
             "@emotion/react": [ImportVar(tag="jsx")],
         }
 
     def add_custom_code(self) -> list[str]:
-        return [init_code(compiled_settings())]
+        return [INIT_JS.read_text()]
 
 
 def compiled_settings() -> Settings:
@@ -112,6 +98,11 @@ def compiled_settings() -> Settings:
     return SETTINGS
 
 
+def head_components() -> list[rx.Component]:
+    """The configuration element and the loader, first in every page's `<head>` (`app/monitoring/loader.py`)."""
+    return loader.head_components(SETTINGS, CONFIG_ELEMENT_ID)
+
+
 def app_wrap(_stateful: bool) -> rx.Component | None:
     return BrowserMonitoring.create() if SETTINGS.browser_monitoring else None
 
@@ -121,8 +112,9 @@ APP_WRAP_KEY = (56, "LookoutMonitoring")
 
 
 class BrowserMonitoringPlugin(Plugin):
-    """Writes `.web/app/entry.client.js` (instead of Reflex's own) with React's error callbacks, and
-    `.web/app/lookout_tracing.js`, the tracing chunk."""
+    """Writes `.web/app/entry.client.js` (instead of Reflex's own) with React's error callbacks,
+    `.web/app/lookout_sdk.js`, the SDK chunk, and `.web/app/lookout_loader.js`, the head's
+    configuration and loader (`loader.loader_module`)."""
 
     def provides_entry_client(self) -> bool:
         return SETTINGS.browser_monitoring
@@ -136,5 +128,6 @@ class BrowserMonitoringPlugin(Plugin):
         web = get_web_dir()
         context["add_save_task"](lambda: [
             (str(web / constants.Embed.ENTRY_PATH), ENTRY_CLIENT_JS.read_text()),
-            (str(web / TRACING_MODULE), TRACING_JS),
+            (str(web / SDK_MODULE), SDK_JS.read_text()),
+            (str(web / loader.LOADER_MODULE), loader.loader_module(config_json(compiled_settings()))),
         ])

@@ -1,8 +1,8 @@
 // Lookout's entry.client.js (Reflex's template plus React 19's root error callbacks): render
 // errors reach Sentry, including those Reflex's error boundary catches and would otherwise keep.
-// The handler is Sentry's reactErrorHandler, taken from window.lookout (browser.js, in root.jsx,
-// which runs before hydration): importing it here would put Sentry's modules in a chunk shared by
-// this file and root.jsx, two more files to fetch before the page is interactive.
+// The handler is taken from window.lookout: the loader's (loader.js, inline in <head>, which records
+// the error and starts the SDK), then Sentry's reactErrorHandler once the SDK chunk has taken over
+// (sdk.js). Importing Sentry here would put its modules before the page is interactive.
 import { startTransition, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
 import { HydratedRouter } from "react-router/dom";

@@ -175,6 +175,10 @@ class Settings:
     final_span_timeout_ms: int = 30000
     child_span_timeout_ms: int = 15000
     route_load_timeout_ms: int = 3800
+    # Our own: an envelope the loader sends itself (the page left before the SDK arrived) stays under
+    # this many bytes, older breadcrumbs and outer frames going first, so four fit in the browser's
+    # 64 KB in-flight quota for beacons and keepalive requests.
+    loader_envelope_max_bytes: int = 16384
     # Browser errors dropped as noise (spec section 8), as anchored regular expressions matched
     # against an event's message and each exception's "Type: value" and value, as Sentry does.
     ignored_errors: tuple[str, ...] = (

@@ -51,6 +51,14 @@ class TryState(rx.State):
         self.confirmation = f"{label}: sent as event {event_id}." if event_id else f"{label}: sent."
 
     @rx.event
+    def load(self):
+        """`/try?fail=on_load`: the page's on_load runs a script that throws (an error in the first
+        events of a page, before the SDK has arrived). It sends only this fixed script, to this client."""
+        if self.router.url.query_parameters.get("fail") == "on_load":
+            return rx.call_script("window.lookoutTry.onLoadScript()")
+        return None
+
+    @rx.event
     def raise_error(self) -> None:
         """A backend event handler that fails: reported once, and the user sees a toast."""
         raise RuntimeError("Lookout try: a backend error")
@@ -118,6 +126,9 @@ class TryCases(rx.Component):
             "  missingFunction() {\n"
             "    return lookoutTryMissingFunction();\n"
             "  },\n"
+            "  onLoadScript() {\n"
+            "    throw new Error('Lookout try: an on_load script error');\n"
+            "  },\n"
             "  report() {\n"
             "    return window.lookout.captureException(new Error('Lookout try: a reported error'));\n"
             "  },\n"
@@ -154,6 +165,7 @@ def page() -> rx.Component:
             *[case_button(*case) for case in CASES],
             rx.button("Break rendering", id="try-render", on_click=TryState.break_rendering, color_scheme="red"),
             rx.link(rx.button("Open a slow page", variant="outline"), href=routes.TRY_SLOW, id="try-slow"),
+            rx.link(rx.button("Fail in on_load", variant="outline"), href=f"{routes.TRY}?fail=on_load", id="try-on-load"),
             wrap="wrap",
             spacing="3",
         ),

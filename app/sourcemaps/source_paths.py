@@ -18,8 +18,8 @@ files: the route modules (`.web/app/routes/`), the component modules compiled fr
 components (`.web/app_components/`, `.web/utils/components/`) and the project's `assets/` (served
 from `.web/public/`). Everything else is not: `node_modules/` anywhere, Reflex's runtime
 (`.web/utils/state.js`, `.web/utils/helpers/`, `.web/app/root.jsx` — which also holds Lookout's
-Sentry wrapper —, `.web/app/entry.client.js`, `.web/components/`, and `.web/app_components/reflex/`,
-Reflex's own compiled components), Lookout's monitoring code (`.web/app/lookout_tracing.js`,
+monitoring glue —, `.web/app/entry.client.js`, `.web/components/`, and `.web/app_components/reflex/`,
+Reflex's own compiled components), Lookout's monitoring code (`.web/app/lookout_sdk.js`, `.web/app/lookout_loader.js`,
 `app/monitoring/`), and any path this layout does not place.
 
 **Other apps' maps** (uploaded with sentry-cli, app/sourcemaps/uploads.py: build IDs "upload-…")

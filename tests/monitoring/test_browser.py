@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import re
 
+from pathlib import Path
+
 import pytest
 import sqlalchemy
+from reflex.utils.prerequisites import get_web_dir
 
 from app import db
 from app.inbox.projects import Projects, settle_local_dsn
-from app.monitoring import browser
+from app.monitoring import browser, loader
 from app.monitoring.settings import Settings, SettingsError
 from tests.conftest import LOCAL_ENV
 
@@ -54,33 +57,39 @@ def test_the_json_is_safe_inside_a_script_element() -> None:
     assert json.loads(text)["release"] == "</script><script>alert(1)</script>&"
 
 
-def test_root_code_parses_the_same_json_and_contains_no_setting_of_its_own() -> None:
-    code = browser.init_code(Settings.from_env(LOCAL_ENV))
-    first_line = code.splitlines()[0]
-    assert first_line == f"const LOOKOUT_MONITORING_JSON = {json.dumps(browser.config_json(Settings.from_env(LOCAL_ENV)))};"
-    script = browser.INIT_JS.read_text()
-    assert f"const LOOKOUT_CONFIG_ELEMENT_ID = {json.dumps(browser.CONFIG_ELEMENT_ID)};" in code
-    for literal in ("1024", "3800", "15000", "30000", "bufferSize: 64", "maxBreadcrumbs: 100", browser.CONFIG_ELEMENT_ID):
-        assert literal not in script, f"{literal} belongs in the Python settings"
+def test_the_javascript_contains_no_setting_of_its_own() -> None:
+    for script in (browser.INIT_JS, browser.SDK_JS):
+        text = script.read_text()
+        for literal in ("1024", "3800", "15000", "30000", "bufferSize: 64", "maxBreadcrumbs: 100", browser.CONFIG_ELEMENT_ID):
+            assert literal not in text, f"{literal} in {script.name} belongs in the Python settings"
+    assert "window.lookout.config" in browser.INIT_JS.read_text()  # the loader's, parsed from the page
 
 
 def test_the_entry_client_adds_react_root_error_callbacks() -> None:
     entry = browser.ENTRY_CLIENT_JS.read_text()
     for callback in ("onCaughtError", "onUncaughtError", "onRecoverableError"):
         assert f"{callback}: lookoutReactError," in entry
-    # Sentry's handler comes from window.lookout (set up by browser.js before hydration), so that
-    # this file imports nothing of Sentry's: a shared chunk would be fetched before interactive.
+    # The handler comes from window.lookout (the loader's, then Sentry's once the SDK took over), so
+    # that this file imports nothing of Sentry's: a shared chunk would be fetched before interactive.
     assert "window.lookout.reactErrorHandler(error, errorInfo)" in entry and "@sentry" not in entry
-    assert "reactErrorHandler: Sentry_reactErrorHandler()" in browser.INIT_JS.read_text()
+    assert "reactErrorHandler: reactErrorHandler()" in browser.SDK_JS.read_text()
     assert "hydrateRoot(document, createElement(HydratedRouter)" in entry
     assert browser.BrowserMonitoringPlugin().provides_entry_client()
 
 
-def test_sentry_is_imported_by_name_at_a_pinned_version() -> None:
-    imports = browser.BrowserMonitoring.create().add_imports()
+def test_root_imports_nothing_of_sentry_which_is_installed_at_a_pinned_version() -> None:
+    component = browser.BrowserMonitoring.create()
     assert browser.SENTRY_REACT == "@sentry/react@11.12.0"
-    assert {var.tag for var in imports[browser.SENTRY_REACT]} == set(browser.SENTRY_NAMES)
-    assert all(var.alias == f"Sentry_{var.tag}" for var in imports[browser.SENTRY_REACT])
+    assert component.lib_dependencies == [browser.SENTRY_REACT]  # installed, never rendered
+    assert not [lib for lib in component.add_imports() if "sentry" in lib]
+    assert "Sentry_" not in browser.INIT_JS.read_text() and "@sentry" not in browser.INIT_JS.read_text()
+
+
+def test_the_sdk_imports_sentry_by_name() -> None:
+    sdk = browser.SDK_JS.read_text()
+    # Named imports only: a namespace import defeats tree-shaking (REFLEX-NOTES: 86 KB → 238 KB gzip).
+    assert re.search(r'^import \{[^}]+\} from "@sentry/react";$', sdk, flags=re.M)
+    assert "import * as" not in sdk and "export function start()" in sdk
 
 
 def test_browser_monitoring_can_be_switched_off() -> None:
@@ -90,20 +99,27 @@ def test_browser_monitoring_can_be_switched_off() -> None:
         Settings.from_env({"LOOKOUT_BROWSER_MONITORING": "maybe"})
 
 
-def test_tracing_is_a_chunk_of_its_own_loaded_by_the_page_after_start_up() -> None:
-    tracing_names = ("browserTracingIntegration", "startBrowserTracingNavigationSpan", "startInactiveSpan", "getTraceData")
-    assert not set(tracing_names) & set(browser.SENTRY_NAMES)  # kept out of root.jsx
-    assert browser.TRACING_JS.strip() == f'export {{ {", ".join(tracing_names)} }} from "@sentry/react";'
-    # Reflex's hook for events sent to the backend is filled in once tracing has arrived.
-    assert "window.__reflex_otel = Object.assign(window.__reflex_otel || {}" in browser.INIT_JS.read_text()
-    assert f'import("$/{browser.TRACING_MODULE}")' in browser.INIT_JS.read_text()
+def test_the_sdk_is_a_chunk_of_its_own_loaded_after_start_up_or_on_an_error() -> None:
+    root = browser.INIT_JS.read_text()
+    assert f'import("$/{browser.SDK_MODULE}")' in root  # dynamic: not fetched before interactive
+    assert "window.lookout._load = lookoutLoadSdk;" in root  # the loader calls it on an error
+    assert "if (window.lookout._want) lookoutLoadSdk();" in root  # an error before root.jsx ran
+    # Reflex's hook for events sent to the backend is the loader's until tracing has arrived.
+    assert "window.__reflex_otel = Object.assign(window.__reflex_otel || {}" in browser.SDK_JS.read_text()
 
 
 def test_the_page_built_carries_the_key_in_the_database(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """At compile time, as `reflex run` builds the pages: the database migrated, the key read."""
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
     monkeypatch.setattr(browser, "SETTINGS", Settings.from_env({}))
-    [code] = browser.BrowserMonitoring.create().add_custom_code()
+    tasks: list = []
+    browser.BrowserMonitoringPlugin().pre_compile(add_save_task=tasks.append)  # type: ignore[call-arg]
+    [task] = tasks
+    files = {Path(path).relative_to(get_web_dir()).as_posix(): text for path, text in task()}
+    assert files[browser.SDK_MODULE] == browser.SDK_JS.read_text()
+    assert files["app/entry.client.js"] == browser.ENTRY_CLIENT_JS.read_text()
+    [line] = [line for line in files[loader.LOADER_MODULE].splitlines() if line.startswith(f"export const {loader.CONFIG_NAME} = ")]
+    config = json.loads(json.loads(line.split(" = ", 1)[1].rstrip(";")))
     [local] = [p for p in Projects(engine).all() if p.id == 1]
-    assert json.loads(json.loads(code.splitlines()[0].split(" = ", 1)[1].rstrip(";")))["dsn"] == f"http://{local.public_key}@localhost/1"
+    assert config["dsn"] == f"http://{local.public_key}@localhost/1"
     assert local.public_key != "lookout" and len(local.public_key) == 32
