@@ -94,8 +94,9 @@ class TokensState(ConsoleState, rx.State):
 
     @rx.event(background=True)
     async def hold_secret(self) -> None:
-        """Clear the secret shown once when the client leaves /tokens, or SHOWN_FOR_S after it was
-        made: one task per client (as the watcher, it beats), only while there is a secret."""
+        """Clear the secret shown once when the client leaves /tokens, is no longer a maintainer, or
+        SHOWN_FOR_S after it was made: one task per client (as the watcher, it beats), only while
+        there is a secret."""
         async with self:
             if not self.secret_once or time.time() - self._held_at < 3 * console.REFRESH_S:
                 return
@@ -104,7 +105,8 @@ class TokensState(ConsoleState, rx.State):
             await asyncio.sleep(console.REFRESH_S)
             async with self:
                 left = self.router.url.path.rstrip("/") != routes.TOKENS
-                if left or time.time() - self._shown_at >= SHOWN_FOR_S:
+                # Access checked on every turn: a maintainer whose session ended loses the secret too.
+                if left or time.time() - self._shown_at >= SHOWN_FOR_S or self._maintainer() is None:
                     self.secret_once = self.settings_once = ""
                 if not self.secret_once:  # decided under the lock: a later secret starts a new task
                     self._held_at = 0.0

@@ -187,6 +187,23 @@ def test_the_secret_goes_when_the_client_leaves_the_page_or_once_it_is_old(
     assert beats.count == 2
 
 
+def test_the_secret_goes_on_the_next_turn_once_the_maintainers_session_has_ended(
+    engine: sqlalchemy.Engine, secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Access is checked on every turn of `hold_secret`: still on /tokens, the secret young, but the
+    session gone (signed out elsewhere), the secret and the page's data go."""
+    beats = Beats()
+    monkeypatch.setattr(tokens_state, "asyncio", beats)
+    who = signed_in(engine, "max", "maintainer")
+    state = opened(who)
+    call(state, "create")
+    assert state.secret_once and state.tokens
+    console.accounts().end_session(str(who["headers"]["cookie"]).split("=", 1)[1])
+    call(state, "hold_secret")
+    assert state.secret_once == state.settings_once == "" and state.tokens == [] and state.refused == REFUSED
+    assert beats.count == 1
+
+
 def test_a_label_too_long_is_refused_not_cut(engine: sqlalchemy.Engine, secret: str) -> None:
     state = opened(LOOPBACK)
     call(state, "set_label", "x" * 10_000)
