@@ -83,6 +83,8 @@ def assemble(engine: sqlalchemy.Engine, token: TokenRow, checksum: Any, chunks: 
             return Answer("ok", [])
         sizes = store.sizes(token.project_id, chunks)
         missing = [sha1 for sha1 in dict.fromkeys(chunks) if sha1 not in sizes]
+        if missing and _stored(engine, build_id(token.project_id, checksum)):
+            return Answer("ok", [])  # another process assembled it (and dropped its chunks) meanwhile
         if missing:
             return Answer("not_found", missing, f"{len(missing)} of the bundle's {len(set(chunks))} chunks are not "
                                                 "uploaded: upload them, then assemble again.")

@@ -147,6 +147,24 @@ def test_the_same_bundle_assembled_at_once_by_several_requests_is_written_once(
     assert count(engine, BUILDS) == 1 and count(engine, FILES) == 2
 
 
+def test_an_assemble_that_finds_the_chunks_gone_because_another_process_assembled_it_answers_ok(
+        engine: sqlalchemy.Engine, token: TokenRow, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Process B looked for the bundle just before process A committed it and dropped its chunks
+    (seen once in CI): B finds the chunks gone, looks again, and answers ok, not "upload them"."""
+    data = artifact_bundle(js_file("main.js"))
+    names = put_chunks(ChunkStore(engine), 2, data)
+    assert assemble(engine, token, sha1(data), names, ["2"]).state == "ok"  # A: stored, its chunks dropped
+    real, looks = uploads._stored, []
+
+    def before_the_commit_at_first(engine: sqlalchemy.Engine, build: str) -> bool:
+        looks.append(build)
+        return False if len(looks) == 1 else real(engine, build)
+
+    monkeypatch.setattr(uploads, "_stored", before_the_commit_at_first)
+    assert assemble(engine, token, sha1(data), names, ["2"]) == Answer("ok", [])
+    assert len(looks) == 2 and count(engine, BUILDS) == 1
+
+
 def test_assembling_drops_chunks_left_for_more_than_an_hour(engine: sqlalchemy.Engine, token: TokenRow) -> None:
     ChunkStore(engine, clock=lambda: time.time() - MAX_AGE_S - 60).put(2, sha1(b"stale"), b"stale")
     ChunkStore(engine).put(2, sha1(b"fresh"), b"fresh")
