@@ -1,7 +1,7 @@
 """Alert latency: from an event's acceptance at the ingest endpoint to its alert's arrival at a
 webhook receiver, over 200 new issues; Lookout and Bugsink in the same run, on this machine.
 
-    .venv/bin/python bench/alert_latency.py [--issues 200] [--gap-ms 250] [--concurrency 8] [--pace 0]
+    .venv/bin/python -m bench.alert_latency [--issues 200] [--gap-ms 250] [--concurrency 8] [--pace 0]
                                             [--peers lookout,lookout-repaced,bugsink-eager,bugsink-snappea]
 
 An event is a Sentry error event posted to `POST /api/<project>/store/?sentry_key=...`; its
@@ -48,10 +48,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
-import re
-import statistics
 import sys
 import tempfile
 import time
@@ -62,44 +59,18 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from app.alerts.messages import DIGEST_LIMIT
+from app.alerts.sender import PACE_BURST, PACE_EVERY_S
+from bench import bugsink_alerts
+from bench.alert_receiver import Receiver, lookout_titles, slack_titles
+from bench.alert_report import Outcome, print_ratios, print_table, print_timelines
+from bench.harness.processes import Processes, workspace
+from bench.harness.servers import HOST, free_port, granian, wait_ready
 
-from app.alerts.messages import DIGEST_LIMIT  # noqa: E402
-from app.alerts.sender import PACE_BURST, PACE_EVERY_S  # noqa: E402
-from bench import bugsink_alerts  # noqa: E402
-from bench.tunnel import HOST, Processes, free_port, granian, wait_ready, workspace  # noqa: E402
-
-GOAL_MEDIAN_S = 1.0
 LOCAL_DSN = "http://bench@localhost/1"
-TOKEN = re.compile(r"bench alert ([a-z]+)")
 PEERS = ("lookout", "lookout-repaced", "bugsink-eager", "bugsink-snappea")
 DEFAULT_PEERS = ",".join(PEERS)
 LABELS = {"lookout": "Lookout", "bugsink-eager": "Bugsink, eager", "bugsink-snappea": "Bugsink, snappea"}
-
-# The receiver, run as `python -c RECEIVER <port> <file>`: one JSON line per request.
-RECEIVER = r"""
-import http.server, json, sys, threading, time
-port, path = int(sys.argv[1]), sys.argv[2]
-out, lock = open(path, "a", buffering=1), threading.Lock()
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        body = self.rfile.read(min(int(self.headers.get("Content-Length") or 0), 16 << 20))
-        at = time.time()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-        with lock:
-            out.write(json.dumps({"at": at, "path": self.path, "body": body.decode("utf-8", "replace")}) + "\n")
-    def log_message(self, *_):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
-"""
-
-
 
 def token(n: int) -> str:
     """Letters only: Lookout's grouping turns digits into <int>, so "alert 7" and "alert 8" would be one issue."""
@@ -118,72 +89,6 @@ def event(name: str) -> bytes:
             {"module": "bench.worker", "function": "handle", "filename": "bench/worker.py", "lineno": 42,
              "in_app": True}]}}]},
     }).encode()
-
-
-# --- the receiver ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Message:
-    at: float
-    path: str
-    tokens: tuple[str, ...]  # one per alert listed, from its title
-
-
-def lookout_titles(body: dict) -> list[str]:
-    return [str(alert.get("issue", {}).get("title", "")) for alert in body.get("alerts", [])]
-
-
-def slack_titles(body: dict) -> list[str]:
-    return [str(body["blocks"][0]["text"]["text"])] if body.get("blocks") else [str(body.get("text", ""))]
-
-
-class Receiver:
-    """The receiver process and what it wrote; each peer and pattern posts to a path of its own."""
-
-    def __init__(self, processes: Processes, workdir: Path) -> None:
-        self.port, self.file = free_port(), workdir / "received.jsonl"
-        self.file.touch()
-        self._read = 0  # bytes of the file parsed so far ...
-        self._records: list[dict] = []  # ... and what they held
-        processes.start("receiver", [sys.executable, "-c", RECEIVER, str(self.port), str(self.file)])
-        wait_ready(processes, "receiver", self.port, "/")
-
-    def url(self, path: str) -> str:
-        return f"http://{HOST}:{self.port}{path}"
-
-    def messages(self, path: str, titles: Callable[[dict], list[str]]) -> list[Message]:
-        with self.file.open("rb") as file:  # only what came since the last call is parsed
-            file.seek(self._read)
-            data = file.read()
-        complete = data[: data.rfind(b"\n") + 1]
-        self._read += len(complete)
-        self._records += [json.loads(line) for line in complete.splitlines()]
-        found = []
-        for record in (r for r in self._records if r["path"] == path):
-            try:
-                names = titles(json.loads(record["body"]))
-            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-                names = []
-            tokens = tuple(match.group(1) for name in names if (match := TOKEN.search(name)))
-            found.append(Message(record["at"], path, tokens))
-        return found
-
-    def wait(self, path: str, titles: Callable[[dict], list[str]], want: set[str], idle_s: float,
-             limit_s: float) -> list[Message]:
-        """Until every token in `want` has arrived, nothing has come for `idle_s`, or `limit_s` passed."""
-        start = last_change = time.monotonic()
-        seen = -1
-        while True:
-            messages = self.messages(path, titles)
-            if want <= {name for message in messages for name in message.tokens}:
-                return messages
-            if len(messages) != seen:
-                seen, last_change = len(messages), time.monotonic()
-            now = time.monotonic()
-            if now - last_change > idle_s or now - start > limit_s:
-                return messages
-            time.sleep(0.05)
 
 
 # --- posting --------------------------------------------------------------------------------------
@@ -241,26 +146,6 @@ class Server:
     titles: Callable[[dict], list[str]]
     warmup: int = 1  # events posted at once before measuring
     settle_s: float = 0.0  # wait this long per warm-up message before measuring
-
-
-@dataclass(frozen=True)
-class Outcome:
-    peer: str
-    label: str
-    pattern: str
-    issues: int
-    refused: list[str]
-    from_acceptance: list[float]  # seconds, one per matched alert
-    from_sent: list[float]
-    timeline: list[tuple[float, int]]  # per message: s after the first acceptance, alerts it lists
-
-    @property
-    def messages(self) -> int:
-        return len(self.timeline)
-
-    @property
-    def alerts_listed(self) -> int:
-        return sum(count for _, count in self.timeline)
 
 
 def warm_up(server: Server, receiver: Receiver) -> set[str]:
@@ -349,72 +234,6 @@ def run(peer: str, pattern: str, receiver: Receiver, cache: Path, args: argparse
             raise
         finally:
             processes.stop_all()
-
-
-# --- report ---------------------------------------------------------------------------------------
-
-
-def rank(values: list[float], q: float) -> float:
-    """The nearest-rank percentile of `values` (q in 0..1)."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else math.nan
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else math.nan
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:8.0f}" if not math.isnan(seconds) else f"{'-':>8}"
-
-
-def print_table(outcomes: list[Outcome]) -> None:
-    print(f"\n{'pattern':<8}{'peer':<20}{'arrived':>9}{'median':>8}{'p90':>8}{'p99':>8}{'max':>8}"
-          f"{'msgs':>6}{'alerts/msg':>11}   from the request's start: median, p99")
-    print("-" * 122)
-    for o in outcomes:
-        values = o.from_acceptance
-        per_message = o.alerts_listed / o.messages if o.messages else 0.0
-        print(f"{o.pattern:<8}{o.label:<20}{len(values):>5}/{o.issues:<3}{ms(median(values))}"
-              f"{ms(rank(values, 0.9))}{ms(rank(values, 0.99))}{ms(max(values, default=math.nan))}"
-              f"{o.messages:>6}{per_message:>11.1f}   {ms(median(o.from_sent))}, {ms(rank(o.from_sent, 0.99)).strip()}")
-        if o.refused:
-            print(f"        {len(o.refused)} events refused, first: {o.refused[0]}")
-    print("ms from the event's acceptance (its 200 answer) to the alert's arrival; arrived: alerts matched by title")
-
-
-def print_timelines(outcomes: list[Outcome], shown: int = 10) -> None:
-    """When each message came (s after the first acceptance) and how many alerts it listed."""
-    print("\nMessages as they came: s after the first acceptance × alerts listed")
-    for o in outcomes:
-        if o.peer.startswith("lookout"):
-            parts = [f"{at:.2f}×{count}" for at, count in o.timeline[:shown]]
-            more = f" … ({o.messages - shown} more)" if o.messages > shown else ""
-            print(f"  {o.pattern:<7}{o.label:<20}{' '.join(parts)}{more}")
-
-
-def print_ratios(outcomes: list[Outcome]) -> None:
-    """Per pattern: the goal (Lookout as shipped), then each Lookout row against each Bugsink row."""
-    for pattern in ("spaced", "burst"):
-        rows = [o for o in outcomes if o.pattern == pattern and o.from_acceptance]
-        ours = [o for o in rows if o.peer.startswith("lookout")]
-        if not ours:
-            continue
-        print()
-        for o in ours:
-            mid = median(o.from_acceptance)
-            verdict = "met" if mid <= GOAL_MEDIAN_S and len(o.from_acceptance) == o.issues else "NOT met"
-            shipped = "" if o.peer == "lookout" else ", not as shipped"
-            print(f"{pattern}: {o.label} median {mid * 1000:.0f} ms (goal ≤ {GOAL_MEDIAN_S * 1000:.0f} ms: "
-                  f"{verdict}{shipped})")
-        for o in ours:
-            for theirs in (t for t in rows if t.peer.startswith("bugsink")):
-                a, b = median(o.from_acceptance), median(theirs.from_acceptance)
-                s, t = median(o.from_sent), median(theirs.from_sent)
-                accepted = (f"{a * 1000:.0f} / {b * 1000:.0f} ms = {a / b:.3g}×" if b > 0
-                            else f"{a * 1000:.0f} / {b * 1000:.0f} ms (theirs arrives before the answer)")
-                print(f"  {o.label} / {theirs.label}: from acceptance {accepted}; "
-                      f"from the request's start {s * 1000:.0f} / {t * 1000:.0f} ms = {s / t:.3g}×")
 
 
 def parse_args() -> argparse.Namespace:

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.tunnel import HOST, Processes, free_port, wait_ready
+from bench.harness.processes import ROOT, Processes
+from bench.harness.servers import HOST, free_port, wait_ready
 
-ROOT = Path(__file__).resolve().parent.parent
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"
 BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
 

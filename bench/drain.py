@@ -1,6 +1,6 @@
 """Drain a pre-filled outbox with Lookout's own Forwarder, over a chosen httpx transport.
 
-    python bench/drain.py --db /tmp/x/drain.db --dsn http://public@127.0.0.1:P/42 \\
+    python -m bench.drain --db /tmp/x/drain.db --dsn http://public@127.0.0.1:P/42 \\
         --count 5000 --body envelope.bin --transport aiohttp
 
 Fills the outbox with `count` copies of the body (not timed), then runs `Forwarder.run()` and times
@@ -17,21 +17,17 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import httpx
 
-import httpx  # noqa: E402
-
-from app import db  # noqa: E402
-from app.monitoring.forwarder import Forwarder  # noqa: E402
-from app.monitoring.outbox import PENDING, OutboxStore  # noqa: E402
-from app.monitoring.ratelimits import RateLimits  # noqa: E402
-from app.monitoring.settings import Dsn, Settings  # noqa: E402
-from app.monitoring.stats import TunnelStats  # noqa: E402
+from app import db
+from app.monitoring.forwarder import Forwarder
+from app.monitoring.outbox import PENDING, OutboxStore
+from app.monitoring.ratelimits import RateLimits
+from app.monitoring.settings import Dsn, Settings
+from app.monitoring.stats import TunnelStats
 
 FILL_BATCH = 500
 POLL_S = 0.02

@@ -12,7 +12,7 @@ files in a temp dir.
 Then the issue list (first page, newest first) over what Lookout stored, timed 20 times; and over
 100,000 small events in 10,000 issues (newest first, most events first, a search).
 
-    .venv/bin/python bench/inbox_ingest.py [--events 1000] [--bugsink-events 200] [--list-events 100000]
+    .venv/bin/python -m bench.inbox_ingest [--events 1000] [--bugsink-events 200] [--list-events 100000]
 
 Goal (issue 6): Lookout ≥ 30 × Bugsink. Prints figures; asserts nothing.
 """
@@ -31,24 +31,22 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from app import db  # noqa: E402
-from app.inbox.feeder import BATCH, InboxFeeder  # noqa: E402
-from app.inbox.store import Incoming, InboxReader, InboxStore  # noqa: E402
-from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402
-from app.monitoring.settings import Dsn  # noqa: E402
+from app import db
+from app.inbox.feeder import BATCH, InboxFeeder
+from app.inbox.store import InboxReader, InboxStore, Incoming
+from app.monitoring.outbox import LOCAL, OutboxStore, new_row
+from app.monitoring.settings import Dsn
+from bench.harness.processes import ROOT
 
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned
 BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
 GOAL = 30.0
 LOCAL_DSN = "http://bench@localhost/1"  # the inbox's project 1 in these databases
 LIST_GOAL_MS = 100.0
-# Runs inside Bugsink's venv: argv = envelopes file (a JSON list of base64 bodies), its config dir.
+# Runs inside Bugsink's venv, its config dir on PYTHONPATH: argv = envelopes file (a JSON list of base64 bodies).
 BUGSINK_SCRIPT = r"""
 import json, os, sys, time
-sys.path.insert(0, sys.argv[2]); os.environ["DJANGO_SETTINGS_MODULE"] = "bugsink_conf"
+os.environ["DJANGO_SETTINGS_MODULE"] = "bugsink_conf"  # its conf dir is on PYTHONPATH
 import django; django.setup()
 from django.conf import settings; settings.ALLOWED_HOSTS = ["*"]
 from django.core.management import call_command

@@ -1,6 +1,6 @@
 """Fallback load generator when `wrk` is missing: N keep-alive HTTP/1.1 connections, asyncio streams.
 
-    python bench/loadgen.py --host 127.0.0.1 --port P --path /monitoring --body envelope.bin \\
+    python -m bench.loadgen --host 127.0.0.1 --port P --path /monitoring --body envelope.bin \\
         --connections 32 --seconds 10
 
 Each connection POSTs the body, reads the whole answer (Content-Length bodies only), and repeats
@@ -15,6 +15,8 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
+
+from bench.harness.stats import percentile
 
 
 @dataclass
@@ -68,12 +70,6 @@ async def connection(host: str, port: int, request: bytes, deadline: float, tall
             writer.close()
 
 
-def percentile(sorted_values: list[float], pct: float) -> float:
-    if not sorted_values:
-        return 0.0
-    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * pct / 100))]
-
-
 async def run(host: str, port: int, path: str, body: bytes, connections: int, seconds: float) -> dict[str, float]:
     request = request_bytes(host, port, path, body)
     tally = Tally()
@@ -84,7 +80,7 @@ async def run(host: str, port: int, path: str, body: bytes, connections: int, se
     return {
         "requests": len(latencies), "duration_us": (time.perf_counter() - started) * 1e6,
         "status_errors": tally.status_errors, "socket_errors": tally.socket_errors,
-        "p50_us": percentile(latencies, 50), "p99_us": percentile(latencies, 99),
+        "p50_us": percentile(latencies, 0.50), "p99_us": percentile(latencies, 0.99),
         "max_us": latencies[-1] if latencies else 0.0,
     }
 

@@ -11,7 +11,7 @@ rate going first alternating. Prints, per rate, a table and the ratios next to t
 monitoring adds ≤ 6 KB gzip before interactive; interactive time ratio: paired median ≤ 1.02 and the
 95 % interval's upper end ≤ 1.05).
 
-    .venv/bin/python bench/page_cost.py [--loads 200] [--builds DIR] [--cpu-throttle 1,4]
+    .venv/bin/python -m bench.page_cost [--loads 200] [--builds DIR] [--cpu-throttle 1,4]
 
 - bytes: every response of one first load of `/` (document, scripts, styles), each compressed with
   gzip -9 (the build's own .gz files use the same algorithm), summed; split into what arrived before
@@ -34,17 +34,14 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.tunnel import Processes, free_port, granian, wait_ready  # noqa: E402
-from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS, MARK_INTERACTIVE  # noqa: E402
+from bench.harness.processes import ROOT, Processes
+from bench.harness.servers import free_port, granian, wait_ready
+from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS, MARK_INTERACTIVE
 
 REFLEX = ROOT / ".venv" / "bin" / "reflex"
 GOAL_ADDED_GZIP_KB, GOAL_MEDIAN, GOAL_UPPER = 6.0, 1.02, 1.05

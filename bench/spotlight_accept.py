@@ -43,7 +43,7 @@ SDK with a DSN of its own at sentry.io, `tracesSampleRate: 1` and no option to t
   to what this httpx client can post at all (~600/s to a Node server that only reads and parses
   the body).
 
-    .venv/bin/python bench/spotlight_accept.py [--events 1000] [--size 50000] [--concurrency 8] [--runs 3]
+    .venv/bin/python -m bench.spotlight_accept [--events 1000] [--size 50000] [--concurrency 8] [--runs 3]
 
 Each run starts a fresh sidecar; the median of the runs is printed. The figures include HTTP over
 loopback and the Python client sharing the cores with the sidecar; bench/inbox_ingest.py's figures
@@ -60,19 +60,17 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.inbox_ingest import envelopes  # noqa: E402
-from bench.tunnel import Processes, free_port, granian, outbox_rows  # noqa: E402
-from bench.tunnel import wait_ready as wait_answering  # noqa: E402
+from bench.harness.lookout import OUTBOX_CAP, outbox_rows
+from bench.harness.processes import ROOT, Processes
+from bench.harness.servers import free_port, granian
+from bench.harness.servers import wait_ready as wait_answering
+from bench.inbox_ingest import envelopes
 
 SPOTLIGHT_PACKAGE = ROOT / "bench" / "spotlight-package.json"  # @spotlightjs/spotlight 4.11.8, pinned
 SPOTLIGHT_DIR = ROOT / "bench" / ".spotlight"
@@ -248,7 +246,7 @@ def lookout_rate(bodies: list[bytes], workdir: Path, concurrency: int = 8) -> fl
     port, db_path = free_port(), workdir / "lookout.db"
     processes = Processes(workdir)
     env = {"DATABASE_URL": f"sqlite:///{db_path}", "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
-           "LOOKOUT_OUTBOX_MAX_BYTES": str(4 * 1024**3)}
+           "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP)}
     processes.start("lookout", granian("app.monitoring.standalone:app", port), env)
     try:
         wait_answering(processes, "lookout", port, "/monitoring/stats")

@@ -17,7 +17,7 @@ frames are real positions of real tokens of the build's 6 largest chunks, 5 from
    symbolication starts with a new Symbolicator (its first maps parsed during the run), and keeps
    each symbolicated event as its own JSON text, where an unsymbolicated one stays in its envelope.
 
-    .venv/bin/python bench/symbolicate.py [--events 2000] [--runs 2] [--repeat 2000] [--own-stacks 0.5]
+    .venv/bin/python -m bench.symbolicate [--events 2000] [--runs 2] [--repeat 2000] [--own-stacks 0.5]
                                           [--bundle DIR | --esbuild]
 
 Prints figures; asserts nothing.
@@ -29,7 +29,6 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -38,19 +37,17 @@ from typing import Any
 
 import sqlalchemy
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from app import db  # noqa: E402
-from app.inbox.feeder import BATCH, InboxFeeder  # noqa: E402
-from app.inbox.reading import InboxReader  # noqa: E402
-from app.inbox.store import InboxStore  # noqa: E402
-from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402
-from app.monitoring.settings import Dsn  # noqa: E402
-from app.sourcemaps.library import MapLibrary, import_bundle  # noqa: E402
-from app.sourcemaps.map_cache import MapCache, ParsedMap, parse  # noqa: E402
-from app.sourcemaps.symbolicate import Symbolicator  # noqa: E402
-from bench.browser_stacks import Chunk, Stacks, chunks_of, find_build, mapped  # noqa: E402
+from app import db
+from app.inbox.feeder import BATCH, InboxFeeder
+from app.inbox.reading import InboxReader
+from app.inbox.store import InboxStore
+from app.monitoring.outbox import LOCAL, OutboxStore, new_row
+from app.monitoring.settings import Dsn
+from app.sourcemaps.library import MapLibrary, import_bundle
+from app.sourcemaps.map_cache import MapCache, ParsedMap, parse
+from app.sourcemaps.symbolicate import Symbolicator
+from bench.browser_stacks import Chunk, Stacks, chunks_of, find_build, mapped
+from bench.harness.stats import percentile
 
 WARM_GOAL_MS = 0.5
 RATE_GOAL = 0.7
@@ -139,11 +136,6 @@ def feed(workdir: Path, bundle_dir: Path, bodies: list[bytes], symbolicate: bool
     stored = reader.event(json.loads(bodies[1].split(b"\n")[0])["event_id"])  # its own stack, at the default share
     engine.dispose()
     return rate, issues, stored["event"] if stored else {}
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:

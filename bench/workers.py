@@ -7,7 +7,7 @@ there: what is measured is acceptance). The same load for each: wrk (or bench/lo
 `--connections` keep-alive connections posting the ~2 KB browser error envelope of bench/envelope.py
 for `--seconds`, after a warm-up. Afterwards the outbox must hold every envelope answered 200.
 
-    .venv/bin/python bench/workers.py [--workers 1,2,4] [--seconds 10] [--connections 64]
+    .venv/bin/python -m bench.workers [--workers 1,2,4] [--seconds 10] [--connections 64]
 
 Prints accepted envelopes/s, p50 and p99, and each row's ratio to one worker. Asserts nothing.
 """
@@ -15,22 +15,18 @@ Prints accepted envelopes/s, p50 and p99, and each row's ratio to one worker. As
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import sqlalchemy
 
-ROOT = Path(__file__).resolve().parent.parent
-LOCAL_DSN = "http://bench@localhost/1"  # the local DSN the app under test is started with
-sys.path.insert(0, str(ROOT))
+from bench import envelope
+from bench.harness.load import Load, LoadGenerator, load_generator
+from bench.harness.lookout import NO_INTAKE_LIMITS, OUTBOX_CAP
+from bench.harness.processes import Processes, workspace
+from bench.harness.servers import free_port, granian, wait_ready
+from tests import services
 
-from bench import envelope  # noqa: E402
-from bench.tunnel import (  # noqa: E402
-    NO_INTAKE_LIMITS, OUTBOX_CAP, WRK_SCRIPT, Load, LoadGenerator, Processes, ensure_binary, free_port, granian, wait_ready,
-    workspace,
-)
-from tests import services  # noqa: E402
+LOCAL_DSN = "http://bench@localhost/1"  # the local DSN the app under test is started with
 
 
 @dataclass(frozen=True)
@@ -38,15 +34,6 @@ class Row:
     workers: int
     load: Load
     stored: int
-
-
-def loadgen(workdir: Path, connections: int, body: bytes) -> LoadGenerator:
-    body_path = workdir / "envelope.bin"
-    body_path.write_bytes(body)
-    script_path = workdir / "post.lua"
-    script_path.write_text(WRK_SCRIPT.format(body=body_path))
-    wrk = ensure_binary("wrk", "wrk")
-    return LoadGenerator(wrk, body_path, script_path, connections, "wrk is not installed")
 
 
 def measure(server: services.Postgres, processes: Processes, generator: LoadGenerator, workers: int,
@@ -103,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     with workspace() as (workdir, processes), services.postgres() as server:
-        generator = loadgen(workdir, args.connections, envelope.build(LOCAL_DSN))
+        generator = load_generator(workdir, envelope.build(LOCAL_DSN), args.connections)
         print(f"tunnel on PostgreSQL, {args.connections} connections, {args.seconds} s per row, load: {generator.label}",
               flush=True)
         rows = []
