@@ -77,7 +77,7 @@ async def test_the_store_endpoint_takes_one_json_event_even_compressed(ingest: I
     ("/api/7/envelope/", {"sentry_key": "lookout"}, build(None, [("event", b"{}")]), 403, "Project 7"),
     ("/api/1/envelope/", {"sentry_key": "lookout"}, b"not an envelope", 400, "not valid JSON"),
     ("/api/1/store/", {"sentry_key": "lookout"}, b"[1, 2]", 400, "must be a JSON object"),
-])
+], ids=["no-key", "unknown-key", "unknown-project", "not-json", "store-not-an-object"])  # the bodies hold random event ids
 async def test_refusals_say_why_and_keep_nothing(ingest: Ingest, path, params, body, status, complaint) -> None:  # noqa: ANN001
     async with http(ingest) as client:
         answer = await client.post(path, params=params, content=body)
