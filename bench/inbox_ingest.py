@@ -2,7 +2,7 @@
 
 Both are measured in-process, so HTTP servers stay out of it: parse, group and store, on SQLite
 files in a temp dir.
-- Lookout, three ways: as the running app reads envelopes (the feeder, app/inbox/feeder.py: up to
+- Lookout, three ways: as the running app reads envelopes (the feeder, app/ingest/feeder.py: up to
   200 outbox rows per transaction, each event kept where its envelope already is); the same counting
   the time to write those envelopes to the outbox first (the tunnel's part); and one envelope per
   transaction through `InboxStore.ingest_envelope`, which keeps its own copy of each event.
@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import db  # noqa: E402
-from app.inbox.feeder import BATCH, InboxFeeder  # noqa: E402
-from app.inbox.store import Incoming, InboxReader, InboxStore  # noqa: E402
+from app.ingest.feeder import BATCH, InboxFeeder  # noqa: E402
+from app.ingest.store import Incoming, InboxReader, InboxStore  # noqa: E402
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402
-from app.monitoring.settings import Dsn  # noqa: E402
+from app.settings import Dsn  # noqa: E402
 
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned
 BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from app.monitoring.settings import SETTINGS, Dsn
+from app.settings import SETTINGS, Dsn
 from tests import netns, services
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -7,8 +7,8 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 
 from app import routes, startup
 from app.app import app
-from app.monitoring import pipeline
-from app.monitoring.settings import SETTINGS
+from app import wiring
+from app.settings import SETTINGS
 
 
 def test_pages_are_registered() -> None:
@@ -41,7 +41,7 @@ def backend() -> Iterator[TestClient]:
     and Reflex's CORS layer included; no lifespan runs. Built once: Reflex mounts on every build."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(app, "_compile", lambda **_: None)
-        patch.setattr(pipeline.store, "depth", lambda: {})  # the stats read no database
+        patch.setattr(wiring.store, "depth", lambda: {})  # the stats read no database
         yield TestClient(app(), base_url="http://localhost:8000", client=("127.0.0.1", 5000))
 
 

@@ -9,11 +9,11 @@ import sqlalchemy
 
 from app import db
 from app.copy_database import CopyError, copy, main
-from app.inbox.accounts import Accounts, Viewer
-from app.inbox.feeder import InboxFeeder
-from app.inbox.store import InboxReader, InboxStore
+from app.console.accounts import Accounts, Viewer
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxReader, InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.settings import Dsn
+from app.settings import Dsn
 from tests.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope
 

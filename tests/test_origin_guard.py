@@ -20,7 +20,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocket
 
-from app.monitoring.settings import SETTINGS
+from app.settings import SETTINGS
 from app.origin_guard import OriginGuard
 from tests.services import free_port, stop_group
 

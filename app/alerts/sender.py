@@ -45,8 +45,8 @@ from app.alerts.alert import AlertItem, Channel, Delivered
 from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox.tables import PROJECTS
 from app.monitoring.forwarder import backoff
-from app.monitoring.leases import Lease
-from app.monitoring.settings import Settings
+from app.background.leases import Lease
+from app.settings import Settings
 
 logger = logging.getLogger(__name__)
 

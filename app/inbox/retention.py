@@ -28,7 +28,7 @@ from app.inbox.budget import InboxBudget
 from app.inbox.eviction import ISSUE_RANK, delete_issues
 from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS, chunks
 from app.monitoring.outbox import REJECTED, TABLE as OUTBOX
-from app.monitoring.settings import Settings
+from app.settings import Settings
 
 DAY = 86400.0
 

@@ -23,7 +23,7 @@ from reflex_base.utils.imports import ImportVar
 from typing_extensions import Unpack
 
 from app.monitoring import loader
-from app.monitoring.settings import SETTINGS, Settings
+from app.settings import SETTINGS, Settings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
 HERE = Path(__file__).resolve().parent

@@ -31,10 +31,10 @@ import httpx
 from httpx_aiohttp import AiohttpTransport
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.monitoring.leases import Lease
+from app.background.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
-from app.monitoring.ratelimits import RateLimits
-from app.monitoring.settings import Dsn, Settings
+from app.protocol.ratelimits import RateLimits
+from app.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class Forwarder:
         intake_busy: Callable[[], bool] = lambda: False,
         lease: Lease | None = None,
     ) -> None:
-        """`lease`: with several workers, only its holder forwards (app/monitoring/leases.py)."""
+        """`lease`: with several workers, only its holder forwards (app/background/leases.py)."""
         self.store = store
         self.settings = settings
         self.limits = limits

@@ -9,10 +9,10 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, bounded, unless_refused
+from app.console.state import ConsoleState, ago, bounded, unless_refused
 from app.components.layout import layout
-from app.inbox import present
-from app.inbox.store import TraceReader
+from app.presentation import event as present
+from app.ingest.store import TraceReader
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"

@@ -11,7 +11,7 @@ import reflex as rx
 import sqlalchemy
 
 from app import db, routes
-from app.components.console import bounded
+from app.console.state import bounded
 from app.components.layout import layout
 
 logger = logging.getLogger(__name__)

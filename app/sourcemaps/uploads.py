@@ -33,8 +33,8 @@ import sqlalchemy
 from sqlalchemy import func, insert, select, update
 
 from app.inbox.projects import PROJECTS
-from app.inbox.tokens import TokenRow
-from app.monitoring.settings import SETTINGS, Settings
+from app.sourcemaps.tokens import TokenRow
+from app.settings import SETTINGS, Settings
 from app.sourcemaps.artifact_bundle import ArtifactBundle, ArtifactBundleError, open_bundle
 from app.sourcemaps.chunks import ChunkStore
 from app.sourcemaps.tables import BUILDS, FILES

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.monitoring import encodings, envelope
+from app.protocol import encodings
+from app.protocol import envelope
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from app.inbox.accounts import hash_password
+from app.console.accounts import hash_password
 from tests import netns
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS

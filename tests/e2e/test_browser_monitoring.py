@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from app.monitoring.browser import CONFIG_ELEMENT_ID, browser_config
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
 from tests.e2e.local_dsn import local_dsn

@@ -7,8 +7,8 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.inbox.store import InboxStore
-from app.monitoring.settings import Dsn
+from app.ingest.store import InboxStore
+from app.settings import Dsn
 from tests.conftest import LOCAL_DSN
 
 __all__ = ["LOCAL_DSN"]  # the tests' project 1 (tests/conftest.py)

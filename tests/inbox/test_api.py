@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from app.inbox import api
-from app.inbox.accounts import COOKIE, Accounts, Viewer
-from app.inbox.store import InboxReader, InboxStore
+from app.console.accounts import COOKIE, Accounts, Viewer
+from app.ingest.store import InboxReader, InboxStore
 from tests.concurrency import Peak
 from tests.inbox.test_store import error, event_envelope
 

@@ -9,8 +9,8 @@ import time
 import sqlalchemy
 
 from app.inbox.eviction import delete_events, delete_issues, stored_bytes
-from app.inbox.feeder import InboxFeeder
-from app.inbox.store import LOGS, InboxStore
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import LOGS, InboxStore
 from app.monitoring.outbox import OutboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_retention import local_rows

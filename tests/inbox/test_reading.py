@@ -9,9 +9,9 @@ import uuid
 import pytest
 import sqlalchemy
 
-from app.inbox.feeder import InboxFeeder
+from app.ingest.feeder import InboxFeeder
 from app.inbox.reading import InboxReader, TraceReader
-from app.inbox.store import InboxStore
+from app.ingest.store import InboxStore
 from app.inbox.tables import LOGS
 from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.inbox.conftest import LOCAL_DSN

@@ -8,8 +8,8 @@ import time
 import uuid
 
 from app.inbox.retention import DAY, Caps, Retention
-from app.inbox.store import InboxReader, InboxStore
-from app.inbox.feeder import InboxFeeder
+from app.ingest.store import InboxReader, InboxStore
+from app.ingest.feeder import InboxFeeder
 from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
@@ -129,8 +129,8 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
     import asyncio
     import dataclasses
 
-    from app.monitoring.ratelimits import RateLimits
-    from app.monitoring.settings import Settings
+    from app.protocol.ratelimits import RateLimits
+    from app.settings import Settings
     from app.monitoring.stats import TunnelStats
     from app.monitoring.tunnel import Refused, Tunnel
 

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy
 
 from app.inbox import states
-from app.inbox.store import InboxReader, InboxStore
+from app.ingest.store import InboxReader, InboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
 from tests.monitoring.envelopes import build

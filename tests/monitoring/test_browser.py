@@ -14,7 +14,7 @@ from reflex.utils.prerequisites import get_web_dir
 from app import db
 from app.inbox.projects import Projects, settle_local_dsn
 from app.monitoring import browser, loader
-from app.monitoring.settings import Settings, SettingsError
+from app.settings import Settings, SettingsError
 from tests.conftest import LOCAL_ENV
 
 

@@ -18,7 +18,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from reflex_base import otel
 
 from app.monitoring import event_errors, event_tracing, server
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from tests.conftest import LOCAL_ENV
 from tests.monitoring.conftest import CapturingTransport
 from tests.monitoring.upstream import Upstream

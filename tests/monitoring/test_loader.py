@@ -11,7 +11,7 @@ from reflex.compiler import compiler
 from reflex.compiler import utils as compiler_utils
 
 from app.monitoring import browser, loader
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from tests.conftest import LOCAL_ENV
 
 

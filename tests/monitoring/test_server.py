@@ -10,7 +10,7 @@ import sqlalchemy
 
 from app.inbox.projects import settle_local_dsn
 from app.monitoring import browser, server
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from tests.conftest import LOCAL_ENV
 from tests.monitoring.conftest import CapturingTransport
 

@@ -17,13 +17,13 @@ from app import db
 from app.alerts import configure
 from app.alerts.configure import CHANNELS, DELIVERIES
 from app.alerts.rules import Rules
-from app.components import console
-from app.components.console import REFUSED
-from app.inbox.accounts import COOKIE, Accounts, Viewer
+from app.console import state as console
+from app.console.state import REFUSED
+from app.console.accounts import COOKIE, Accounts, Viewer
 from app.inbox.projects import Projects
-from app.inbox.store import InboxStore
+from app.ingest.store import InboxStore
 from app.models import Alert, AlertRules
-from app.monitoring.settings import Dsn
+from app.settings import Dsn
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
 from tests.components.test_console import LOOPBACK, STRANGER, client_state, run, shown

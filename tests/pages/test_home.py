@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from app import db
-from app.components import console
-from app.inbox.accounts import COOKIE, Accounts, Viewer
-from app.monitoring import pipeline
-from app.monitoring.settings import Settings
+from app.console import state as console
+from app.console.accounts import COOKIE, Accounts, Viewer
+from app import wiring
+from app.settings import Settings
 from app.pages import home
 from app.pages.home import HomeState
 from app.sourcemaps import to_sentry
@@ -33,7 +33,7 @@ def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     engine = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(engine)
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    monkeypatch.setattr(pipeline.store, "engine", engine)  # the tunnel's figures on the home page
+    monkeypatch.setattr(wiring.store, "engine", engine)  # the tunnel's figures on the home page
     accounts = Accounts(engine, from_env={})
     accounts.add_user("vera", "viewer", "vera-password")
     monkeypatch.setattr(console, "_accounts", accounts)

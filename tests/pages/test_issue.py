@@ -11,10 +11,10 @@ import uuid
 import pytest
 import sqlalchemy
 
-from app.components.console import REFUSED
-from app.inbox.present_stack import MINIFIED, ORIGINAL
-from app.inbox.store import InboxReader, InboxStore
-from app.monitoring.settings import SETTINGS
+from app.console.state import REFUSED
+from app.presentation.stack import MINIFIED, ORIGINAL
+from app.ingest.store import InboxReader, InboxStore
+from app.settings import SETTINGS
 from app.pages import issue
 from app.pages.issue import IssueState
 from tests.components.test_console import LOOPBACK, STRANGER, client_state, engine, run, shown  # noqa: F401 (engine: a fixture)

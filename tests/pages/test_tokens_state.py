@@ -15,13 +15,13 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app import db
-from app.components import console
-from app.components.console import REFUSED
-from app.inbox.accounts import Accounts
+from app.console import state as console
+from app.console.state import REFUSED
+from app.console.accounts import Accounts
 from app.inbox.projects import Projects
-from app.inbox.store import InboxStore
-from app.inbox.tokens import TokenRefused, Tokens
-from app.monitoring.settings import Dsn
+from app.ingest.store import InboxStore
+from app.sourcemaps.tokens import TokenRefused, Tokens
+from app.settings import Dsn
 from app.pages import tokens_state
 from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
 from app.sourcemaps.tables import TOKENS

@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 
 from app import db
 from app.inbox.projects import Projects
-from app.inbox.tokens import Tokens
-from app.monitoring.settings import LOCAL_PROJECT_ID
+from app.sourcemaps.tokens import Tokens
+from app.settings import LOCAL_PROJECT_ID
 from app.sourcemaps import bundle
 from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle, import_present

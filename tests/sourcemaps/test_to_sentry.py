@@ -1,5 +1,5 @@
 """Sentry mode's upload of the app's own maps (app/sourcemaps/to_sentry.py), with the pinned
-sentry-cli, to a second running Lookout standing in for Sentry: `app.inbox.standalone` under granian
+sentry-cli, to a second running Lookout standing in for Sentry: `app.ingest.standalone` under granian
 on loopback, its upload API taking a token made for one of its projects. A real build (esbuild,
 tests/sourcemaps/real_build.py) is saved by the real build step; its maps land in the second
 Lookout, which then symbolicates an event naming the chunks by debug ID. Sentry down, a refused
@@ -26,9 +26,9 @@ from sqlalchemy import select
 from app import db
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
-from app.inbox.store import InboxStore
-from app.inbox.tokens import Tokens
-from app.monitoring.settings import Dsn, Settings
+from app.ingest.store import InboxStore
+from app.sourcemaps.tokens import Tokens
+from app.settings import Dsn, Settings
 from app.sourcemaps import bundle, to_sentry
 from app.sourcemaps.build_step import SourceMapsPlugin, make_bundle
 from app.sourcemaps.sentry_cli import Target
@@ -90,7 +90,7 @@ def second_lookout(tmp: Path, port: int | None = None, start: bool = True) -> Se
     server = Tunnels(env={
         "DATABASE_URL": url, "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_SERVER_MONITORING": "off",
         "REFLEX_WEB_WORKDIR": str(tmp / "second-web"),  # no builds of its own
-    }, log=tmp / "second.log", workers=1, module="app.inbox.standalone:app")
+    }, log=tmp / "second.log", workers=1, module="app.ingest.standalone:app")
     if port is not None:
         server.port = port
     if start:

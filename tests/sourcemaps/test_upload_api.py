@@ -17,8 +17,8 @@ import sqlalchemy
 
 from app import db
 from app.inbox.projects import Projects
-from app.inbox.tokens import NO_TOKEN, Tokens
-from app.monitoring.settings import Settings
+from app.sourcemaps.tokens import NO_TOKEN, Tokens
+from app.settings import Settings
 from app.origin_guard import OriginGuard
 from app.sourcemaps import upload_api
 from app.sourcemaps.chunks import ChunkStore

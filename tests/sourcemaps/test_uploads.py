@@ -15,8 +15,8 @@ import sqlalchemy
 from sqlalchemy import func, select
 
 from app.inbox.projects import Projects
-from app.inbox.tokens import TokenRow, Tokens
-from app.monitoring.settings import Settings
+from app.sourcemaps.tokens import TokenRow, Tokens
+from app.settings import Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunks import MAX_AGE_S, ChunkStore
 from app.sourcemaps.library import MapLibrary
