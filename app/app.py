@@ -10,7 +10,7 @@ from app import db, routes, startup
 from app.components import error_boundary
 from app.console import state as console
 from app.inbox import api as inbox_api
-from app.ingest.store import InboxReader
+from app.inbox.reading import InboxReader
 from app.monitoring import browser, event_errors
 from app import wiring
 from app.origin_guard import OriginGuard

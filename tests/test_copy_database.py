@@ -11,7 +11,8 @@ from app import db
 from app.copy_database import CopyError, copy, main
 from app.console.accounts import Accounts, Viewer
 from app.ingest.feeder import InboxFeeder
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn
 from tests.conftest import LOCAL_DSN

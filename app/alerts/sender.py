@@ -44,7 +44,7 @@ from app.alerts import channels, mail, messages, outbound, triggers
 from app.alerts.alert import AlertItem, Channel, Delivered
 from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox.tables import PROJECTS
-from app.monitoring.forwarder import backoff
+from app.protocol.retry import backoff
 from app.background.leases import Lease
 from app.settings import Settings
 

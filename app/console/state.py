@@ -1,4 +1,4 @@
-"""What the console pages share: the access rule, relative times, and keeping a page live.
+"""The state every console page shares: the access rule, relative times, and keeping a page live.
 
 The access rule: from this machine (loopback) the console is open, with every right; from any
 other address it needs a signed-in session (app/console/accounts.py), whose HttpOnly cookie comes
@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import reflex as rx
 
-from app import db, routes
+from app import db
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
 
@@ -141,15 +141,3 @@ class ConsoleState(rx.State, mixin=True):
             async with self:
                 self.watch_beat = 0.0
 
-
-def unless_refused(state: type[ConsoleState], content: rx.Component) -> rx.Component:
-    """The page's content, or the refusal (with the way to sign in) when the client may not see it."""
-    return rx.cond(
-        state.refused != "",
-        rx.vstack(
-            rx.callout(state.refused, color_scheme="red", id="console-refused"),
-            rx.link("Sign in", href=routes.SIGN_IN, id="console-sign-in"),
-        ),
-        rx.vstack(rx.cond(state.viewer != "", rx.text("Signed in as ", state.viewer, size="1", id="console-viewer")),
-                  content, width="100%"),
-    )

@@ -36,7 +36,7 @@ from app import routes
 from app.console import access
 from app.protocol.clients import client_address
 from app.console.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Throttle, session_cookie
-from app.ingest.store import InboxReader
+from app.inbox.reading import InboxReader
 from app.settings import SETTINGS
 
 PREFIX = "/api/inbox"

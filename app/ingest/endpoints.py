@@ -24,7 +24,8 @@ from urllib.parse import parse_qs
 import anyio.to_thread
 
 from app.ingest import payloads
-from app.ingest.store import InboxStore, UnknownProject
+from app.ingest.incoming import UnknownProject
+from app.ingest.store import InboxStore
 from app.protocol import encodings
 from app.protocol import envelope
 from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond

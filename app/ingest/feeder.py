@@ -26,7 +26,9 @@ import sqlalchemy.exc
 from sqlalchemy import exists, insert, select
 
 from app.inbox.retention import Retention
-from app.ingest.store import READ, READ_ERRORS, Incoming, Ingested, InboxStore
+from app.inbox.tables import READ
+from app.ingest.incoming import READ_ERRORS, Incoming, Ingested
+from app.ingest.store import InboxStore
 from app.background.leases import Lease
 from app.monitoring.outbox import LOCAL, REJECTED, TABLE as OUTBOX, OutboxStore
 

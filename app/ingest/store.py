@@ -26,16 +26,12 @@ from sqlalchemy import insert, select
 from app.inbox import eviction, states
 from app.ingest import payloads
 from app.ingest.event_writer import write_event
-from app.ingest.incoming import (  # noqa: F401 (imported from here too)
-    COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, READ_ERRORS, READ_ITEM_TYPES, Incoming, Ingested, Readable, UnknownProject,
-    its_own_fault,
+from app.ingest.incoming import (
+    COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, READ_ITEM_TYPES, Incoming, Ingested, Readable, UnknownProject, its_own_fault,
 )
 from app.ingest.log_writer import write_counts, write_feedback, write_logs
 from app.inbox.projects import LOCAL_PROJECT_ID
-from app.inbox.reading import InboxReader, TraceReader  # noqa: F401 (imported from here too)
-from app.inbox.tables import (  # noqa: F401 (imported from here too)
-    COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, READ, TRANSACTIONS, chunks,
-)
+from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
 from app.ingest.trace_writer import write_transaction
 from app.protocol import encodings
 from app.protocol import envelope

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable
 
@@ -34,6 +33,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.background.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
 from app.protocol.ratelimits import RateLimits
+from app.protocol.retry import backoff
 from app.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 
@@ -43,11 +43,6 @@ LANE_BATCH = 64
 POLL_SECONDS = 1.0
 MAX_YIELD_S = 0.05  # at least ~20 deliveries/s per lane, however busy the intake
 YIELD_STEP_S = 0.002
-
-
-def backoff(attempts: int, base: float, cap: float, rand: Callable[[], float] = random.random) -> float:
-    """Exponential backoff with jitter: somewhere in [½, 1] × min(cap, base · 2^attempts)."""
-    return min(cap, base * 2**attempts) * (0.5 + rand() / 2)
 
 
 def _reason(response: httpx.Response) -> str:

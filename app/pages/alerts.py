@@ -12,7 +12,7 @@ from __future__ import annotations
 import reflex as rx
 
 from app.alerts.alert import KINDS
-from app.console.state import unless_refused
+from app.components.refused import unless_refused
 from app.components.layout import layout
 from app.pages.alerts_state import AlertsState
 

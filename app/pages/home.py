@@ -7,7 +7,7 @@ from app import db
 from app.console.state import ConsoleState
 from app.components.layout import layout
 from app.inbox.projects import Projects
-from app.ingest.store import InboxReader
+from app.inbox.reading import InboxReader
 from app import wiring
 from app.settings import SETTINGS
 from app.sourcemaps import to_sentry

@@ -14,7 +14,8 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console.state import ConsoleState, ago, one_of, unless_refused
+from app.console.state import ConsoleState, ago, one_of
+from app.components.refused import unless_refused
 from app.components.layout import layout
 from app.inbox import states
 from app.presentation import event as present

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from app.console.state import unless_refused
+from app.components.refused import unless_refused
 from app.components.layout import layout
 from app.pages.alerts import native_select
 from app.pages.tokens_state import TokensState

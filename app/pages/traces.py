@@ -9,10 +9,11 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console.state import ConsoleState, ago, bounded, unless_refused
+from app.console.state import ConsoleState, ago, bounded
+from app.components.refused import unless_refused
 from app.components.layout import layout
 from app.presentation import event as present
-from app.ingest.store import TraceReader
+from app.inbox.reading import TraceReader
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"

@@ -13,7 +13,8 @@ import sqlalchemy
 from app.alerts import rules, triggers
 from app.alerts.rules import Rules
 from app.inbox import states
-from app.ingest.store import Incoming, InboxStore
+from app.ingest.incoming import Incoming
+from app.ingest.store import InboxStore
 from tests.inbox.conftest import LOCAL_DSN, engine, inbox  # noqa: F401 (fixtures)
 from tests.inbox.test_store import error, event_envelope
 

@@ -10,7 +10,8 @@ import pytest
 
 from app.inbox import api
 from app.console.accounts import COOKIE, Accounts, Viewer
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from tests.concurrency import Peak
 from tests.inbox.test_store import error, event_envelope
 

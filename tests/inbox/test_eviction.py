@@ -10,7 +10,8 @@ import sqlalchemy
 
 from app.inbox.eviction import delete_events, delete_issues, stored_bytes
 from app.ingest.feeder import InboxFeeder
-from app.ingest.store import LOGS, InboxStore
+from app.inbox.tables import LOGS
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_retention import local_rows

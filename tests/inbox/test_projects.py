@@ -17,7 +17,9 @@ from app import db
 from app.inbox import projects as module
 from app.ingest.feeder import InboxFeeder
 from app.inbox.projects import Project, Projects, settle_local_dsn
-from app.ingest.store import InboxReader, InboxStore, UnknownProject
+from app.inbox.reading import InboxReader
+from app.ingest.incoming import UnknownProject
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings

@@ -8,7 +8,8 @@ import time
 import uuid
 
 from app.inbox.retention import DAY, Caps, Retention
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from app.ingest.feeder import InboxFeeder
 from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.inbox.conftest import LOCAL_DSN

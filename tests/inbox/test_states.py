@@ -8,7 +8,8 @@ import pytest
 import sqlalchemy
 
 from app.inbox import states
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
 from tests.monitoring.envelopes import build

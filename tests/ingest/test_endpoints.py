@@ -13,7 +13,8 @@ import sqlalchemy
 
 from app.ingest.feeder import InboxFeeder
 from app.ingest.endpoints import Ingest
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings

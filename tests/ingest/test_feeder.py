@@ -156,7 +156,7 @@ async def test_the_feeder_outlives_a_database_failure_and_loses_nothing(inbox: I
 def test_an_event_is_stored_once_in_its_envelope_even_compressed(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:
     import gzip
 
-    from app.ingest.store import InboxReader
+    from app.inbox.reading import InboxReader
 
     event = error("'zipped'")
     body = gzip.compress(event_envelope(event))

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 from app import db
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.endpoints import Ingest
-from app.ingest.store import READ, InboxReader, InboxStore, TraceReader
+from app.inbox.reading import InboxReader, TraceReader
+from app.inbox.tables import READ
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.outbox import OutboxStore
 from app.protocol.ratelimits import RateLimits

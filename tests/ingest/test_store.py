@@ -8,7 +8,8 @@ import uuid
 import pytest
 import sqlalchemy
 
-from app.ingest.store import InboxStore, UnknownProject
+from app.ingest.incoming import UnknownProject
+from app.ingest.store import InboxStore
 from app.settings import Dsn
 from tests.inbox.conftest import LOCAL_DSN
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, build
@@ -105,7 +106,7 @@ def test_a_project_keeps_its_key(inbox: InboxStore) -> None:
 
 
 def test_traces_and_logs_are_read_back(inbox: InboxStore) -> None:
-    from app.ingest.store import TraceReader
+    from app.inbox.reading import TraceReader
 
     for name, start in (("/a", 1.0), ("/b", 2.0)):
         body = build(LOCAL_DSN, [("transaction", json.dumps({
@@ -126,7 +127,7 @@ def test_traces_and_logs_are_read_back(inbox: InboxStore) -> None:
 
 
 def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
-    from app.ingest.store import InboxReader
+    from app.inbox.reading import InboxReader
 
     def add(value: str, count: int, **extra: object) -> None:
         for n in range(count):
@@ -152,7 +153,7 @@ def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
 
 
 def test_feedback_and_counted_items(inbox: InboxStore) -> None:
-    from app.ingest.store import InboxReader
+    from app.inbox.reading import InboxReader
 
     event = error("'why'")
     inbox.ingest_envelope(event_envelope(event))

@@ -16,7 +16,8 @@ from app import db
 from app.ingest.feeder import InboxFeeder
 from app.presentation.stack import stack_rows
 from app.inbox.projects import Projects
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from app.sourcemaps.tokens import Tokens
 from app.monitoring.outbox import LOCAL, OutboxStore
 from app.settings import Dsn

@@ -13,7 +13,8 @@ import sqlalchemy
 
 from app.console.state import REFUSED
 from app.presentation.stack import MINIFIED, ORIGINAL
-from app.ingest.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from app.settings import SETTINGS
 from app.pages import issue
 from app.pages.issue import IssueState
