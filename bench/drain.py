@@ -29,9 +29,9 @@ import httpx  # noqa: E402
 from app import db  # noqa: E402
 from app.monitoring.forwarder import Forwarder  # noqa: E402
 from app.monitoring.outbox import PENDING, OutboxStore  # noqa: E402
+from app.monitoring.stats import TunnelStats  # noqa: E402
 from app.protocol.ratelimits import RateLimits  # noqa: E402
 from app.settings import Dsn, Settings  # noqa: E402
-from app.monitoring.stats import TunnelStats  # noqa: E402
 
 FILL_BATCH = 500
 POLL_S = 0.02

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import db  # noqa: E402
-from app.ingest.feeder import BATCH, InboxFeeder  # noqa: E402
 from app.inbox.reading import InboxReader  # noqa: E402
+from app.ingest.feeder import BATCH, InboxFeeder  # noqa: E402
 from app.ingest.incoming import Incoming  # noqa: E402
 from app.ingest.store import InboxStore  # noqa: E402
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row  # noqa: E402

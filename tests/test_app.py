@@ -5,9 +5,8 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
-from app import routes, startup
+from app import routes, startup, wiring
 from app.app import app
-from app import wiring
 from app.settings import SETTINGS
 
 

@@ -8,10 +8,10 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.copy_database import CopyError, copy, main
 from app.console.accounts import Accounts, Viewer
-from app.ingest.feeder import InboxFeeder
+from app.copy_database import CopyError, copy, main
 from app.inbox.reading import InboxReader
+from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn

@@ -43,9 +43,9 @@ from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
 from app.alerts.alert import AlertItem, Channel, Delivered
 from app.alerts.tables import ALERTS, DELIVERIES
+from app.background.leases import Lease
 from app.inbox.tables import PROJECTS
 from app.protocol.retry import backoff
-from app.background.leases import Lease
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -25,16 +25,25 @@ from __future__ import annotations
 import uuid
 
 import sqlalchemy
-from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, or_, select
+from sqlalchemy import (
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy.orm import aliased
 
 from app.alerts import rules as alert_rules
 from app.alerts.rules import Rules
 from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox import states
+from app.inbox.tables import EVENTS, ISSUES
 from app.ingest.fields import cut
 from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
-from app.inbox.tables import EVENTS, ISSUES
 from app.models import Alert
 
 # What an event counted into an existing issue did (`outcome`); NEW: it started one.

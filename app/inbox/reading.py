@@ -18,13 +18,22 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app.inbox import states
+from app.inbox.tables import (
+    COUNTS,
+    EVENTS,
+    FEEDBACK,
+    ISSUES,
+    LOGS,
+    MAX_ENVELOPE_BYTES,
+    PROJECTS,
+    TRANSACTIONS,
+    chunks,
+)
 from app.ingest import payloads
 from app.ingest.fields import seconds
-from app.presentation.event import tag_rows
-from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
-from app.protocol import encodings
-from app.protocol import envelope
 from app.monitoring.outbox import TABLE as OUTBOX
+from app.presentation.event import tag_rows
+from app.protocol import encodings, envelope
 
 logger = logging.getLogger(__name__)
 # What an outbox row that cannot be read back raises.

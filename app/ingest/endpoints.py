@@ -19,20 +19,28 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from urllib.parse import parse_qs
 
 import anyio.to_thread
 
 from app.ingest import payloads
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
-from app.protocol import encodings
-from app.protocol import envelope
-from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
 from app.monitoring.intake import unreadable
+from app.monitoring.tunnel import Tunnel
+from app.protocol import auth, encodings, envelope
+from app.protocol.asgi import (
+    ASGIApp,
+    ClientGone,
+    Receive,
+    Refused,
+    Request,
+    Scope,
+    Send,
+    encoded,
+    respond,
+)
 from app.protocol.ratelimits import category_of
 from app.settings import Dsn, SettingsError
-from app.monitoring.tunnel import Tunnel
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
 CORS = [
@@ -82,9 +90,9 @@ class Ingest:
             raise Refused(404, "This Lookout forwards to Sentry (SENTRY_DSN is set); it has no inbox to ingest into.", "no_inbox")
         request, intake = Request(scope), self.tunnel.intake
         raw = await intake.body(request, receive)
-        key = _key(scope)
+        key = auth.sentry_key(scope)
         if not key and kind == "envelope":
-            key = _key_of_dsn(envelope.header_dsn(intake.header(raw, request.content_encoding)), project_id)
+            key = auth.key_of_dsn(envelope.header_dsn(intake.header(raw, request.content_encoding)), project_id)
         if not key:
             raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.", "forbidden_dsn")
         dsn = await self._project_dsn(project_id, key)
@@ -147,25 +155,3 @@ def _json_event(body: bytes) -> dict[str, object]:
         raise envelope.EnvelopeError(400, "The event must be a JSON object.")
     return event
 
-
-def _key(scope: Scope) -> str:
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    if query.get("sentry_key"):
-        return query["sentry_key"][0]
-    for name, value in scope["headers"]:
-        if name == b"x-sentry-auth":
-            for part in value.decode("latin-1").removeprefix("Sentry ").split(","):
-                field, _, text = part.strip().partition("=")
-                if field == "sentry_key":
-                    return text.strip()
-    return ""
-
-
-def _key_of_dsn(text: str | None, project_id: int) -> str:
-    if not text:
-        return ""
-    try:
-        dsn = Dsn.parse(text)
-    except SettingsError:
-        return ""
-    return dsn.public_key if dsn.project_id == str(project_id) else ""

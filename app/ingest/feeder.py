@@ -25,12 +25,13 @@ import sqlalchemy
 import sqlalchemy.exc
 from sqlalchemy import exists, insert, select
 
+from app.background.leases import Lease
 from app.inbox.retention import Retention
 from app.inbox.tables import READ
 from app.ingest.incoming import READ_ERRORS, Incoming, Ingested
 from app.ingest.store import InboxStore
-from app.background.leases import Lease
-from app.monitoring.outbox import LOCAL, REJECTED, TABLE as OUTBOX, OutboxStore
+from app.monitoring.outbox import LOCAL, REJECTED, OutboxStore
+from app.monitoring.outbox import TABLE as OUTBOX
 
 logger = logging.getLogger(__name__)
 BATCH = 200

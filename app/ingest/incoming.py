@@ -9,8 +9,7 @@ from typing import Any
 
 import sqlalchemy
 
-from app.protocol import encodings
-from app.protocol import envelope
+from app.protocol import encodings, envelope
 
 EVENT_ITEM_TYPES = ("event",)
 COUNTED_ITEM_TYPES = ("session", "sessions", "client_report")

@@ -10,10 +10,10 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import insert, update
 
+from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 from app.ingest.event_writer import ID_LENGTH
 from app.ingest.fields import cut, seconds, text, whole
 from app.ingest.grouping import LEVEL_LENGTH
-from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 

@@ -7,8 +7,7 @@ run in a process of its own:  `granian --interface asgi app.ingest.standalone:ap
 
 from __future__ import annotations
 
-from app import db, startup
-from app import wiring
+from app import db, startup, wiring
 from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
 from app.sourcemaps import upload_api
 

@@ -24,17 +24,23 @@ import sqlalchemy
 from sqlalchemy import insert, select
 
 from app.inbox import eviction, states
+from app.inbox.projects import LOCAL_PROJECT_ID
+from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
 from app.ingest import payloads
 from app.ingest.event_writer import write_event
 from app.ingest.incoming import (
-    COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, READ_ITEM_TYPES, Incoming, Ingested, Readable, UnknownProject, its_own_fault,
+    COUNTED_ITEM_TYPES,
+    EVENT_ITEM_TYPES,
+    READ_ITEM_TYPES,
+    Incoming,
+    Ingested,
+    Readable,
+    UnknownProject,
+    its_own_fault,
 )
 from app.ingest.log_writer import write_counts, write_feedback, write_logs
-from app.inbox.projects import LOCAL_PROJECT_ID
-from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
 from app.ingest.trace_writer import write_transaction
-from app.protocol import encodings
-from app.protocol import envelope
+from app.protocol import encodings, envelope
 from app.settings import Dsn
 from app.sourcemaps.symbolicate import Symbolicator
 

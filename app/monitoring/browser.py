@@ -122,8 +122,8 @@ class BrowserMonitoringPlugin(Plugin):
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
         if not SETTINGS.browser_monitoring:
             return
-        from reflex_base import constants
         from reflex.utils.prerequisites import get_web_dir
+        from reflex_base import constants
 
         web = get_web_dir()
         context["add_save_task"](lambda: [

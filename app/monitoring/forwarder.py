@@ -32,10 +32,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.background.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
+from app.monitoring.stats import TunnelStats
 from app.protocol.ratelimits import RateLimits
 from app.protocol.retry import backoff
 from app.settings import Dsn, Settings
-from app.monitoring.stats import TunnelStats
 
 logger = logging.getLogger(__name__)
 

@@ -22,12 +22,10 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from app.protocol.clients import client_address, forwarded_chain
-from app.protocol import containers
-from app.protocol import encodings
-from app.protocol import envelope
-from app.protocol.asgi import Receive, Refused, Request, read_body
 from app.monitoring.intake_limits import Buckets, IntakeLimits
+from app.protocol import containers, encodings, envelope
+from app.protocol.asgi import Receive, Refused, Request, read_body
+from app.protocol.clients import client_address, forwarded_chain
 from app.settings import Settings
 
 T = TypeVar("T")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 import sqlalchemy
-from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 
 from app.models import InboxRead, OutboxEnvelope
 

@@ -3,12 +3,11 @@
 import anyio.to_thread
 import reflex as rx
 
-from app import db
-from app.console.state import ConsoleState
+from app import db, wiring
 from app.components.layout import layout
+from app.console.state import ConsoleState
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
-from app import wiring
 from app.settings import SETTINGS
 from app.sourcemaps import to_sentry
 

@@ -14,15 +14,15 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console.state import ConsoleState, ago, one_of
-from app.components.refused import unless_refused
 from app.components.layout import layout
+from app.components.refused import unless_refused
+from app.console.state import ConsoleState, ago, one_of
 from app.inbox import states
-from app.presentation import event as present
-from app.presentation import stack as present_stack
 from app.ingest.fields import whole
 from app.ingest.store import InboxStore
 from app.pages.issues import reader
+from app.presentation import event as present
+from app.presentation import stack as present_stack
 
 TITLE = "Issue · Lookout"
 # (button id, label, status it moves to, in the next release?, statuses it is offered in)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from app.components.refused import unless_refused
 from app.components.layout import layout
+from app.components.refused import unless_refused
 from app.pages.alerts import native_select
 from app.pages.tokens_state import TokensState
 

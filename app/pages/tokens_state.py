@@ -22,13 +22,20 @@ import reflex as rx
 
 from app import db, routes
 from app.console import state as console
-from app.console.state import ConsoleState, ago, bounded, one_of
 from app.console.accounts import Viewer
-from app.ingest.fields import whole
+from app.console.state import ConsoleState, ago, bounded, one_of
 from app.inbox.projects import Projects
-from app.sourcemaps.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settings_text, upload_url
-from app.settings import SETTINGS
+from app.ingest.fields import whole
 from app.pages.alerts_state import choice_of, project_of
+from app.settings import SETTINGS
+from app.sourcemaps.tokens import (
+    MAX_LABEL_CHARS,
+    TokenRow,
+    Tokens,
+    day,
+    settings_text,
+    upload_url,
+)
 
 MAINTAINERS_ONLY = "Only a maintainer can make or revoke upload tokens."
 NO_TOKEN = "There is no such upload token."

@@ -38,12 +38,12 @@ from starlette.routing import Route
 from app.console import access
 from app.inbox.api import error
 from app.ingest.payloads import UnreadablePayload, load_object
-from app.sourcemaps.tokens import TokenRefused, TokenRow, Tokens
 from app.protocol.asgi import ClientGone, Refused, read_body
 from app.settings import MIB, SETTINGS, Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunk_upload import boundary_of, read_chunks
 from app.sourcemaps.chunks import ChunkStore
+from app.sourcemaps.tokens import TokenRefused, TokenRow, Tokens
 
 logger = logging.getLogger(__name__)
 PREFIX = "/api/0"

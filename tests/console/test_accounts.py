@@ -11,7 +11,14 @@ import pytest
 import sqlalchemy
 
 from app.console import accounts as module
-from app.console.accounts import AccountError, Accounts, Viewer, env_users, hash_password, verify_password
+from app.console.accounts import (
+    AccountError,
+    Accounts,
+    Viewer,
+    env_users,
+    hash_password,
+    verify_password,
+)
 
 
 def test_passwords_are_hashed_with_a_salt_and_verified() -> None:

@@ -17,12 +17,11 @@ import sqlalchemy
 from reflex.state import State
 
 import app.app  # noqa: F401 (registers every page's state)
-from app import db
+from app import db, wiring
 from app.console import state as console
 from app.console.state import ConsoleState
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
-from app import wiring
 from app.settings import SETTINGS
 from tests.monitoring.envelopes import build
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.protocol import encodings
-from app.protocol import envelope
+from app.protocol import encodings, envelope
 
 
 @dataclass(frozen=True)

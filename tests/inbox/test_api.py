@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from app.inbox import api
 from app.console.accounts import COOKIE, Accounts, Viewer
+from app.inbox import api
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
 from tests.concurrency import Peak

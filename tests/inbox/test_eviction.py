@@ -9,8 +9,8 @@ import time
 import sqlalchemy
 
 from app.inbox.eviction import delete_events, delete_issues, stored_bytes
-from app.ingest.feeder import InboxFeeder
 from app.inbox.tables import LOGS
+from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from tests.inbox.conftest import LOCAL_DSN

@@ -7,10 +7,10 @@ import json
 import time
 import uuid
 
-from app.inbox.retention import DAY, Caps, Retention
 from app.inbox.reading import InboxReader
-from app.ingest.store import InboxStore
+from app.inbox.retention import DAY, Caps, Retention
 from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
@@ -130,10 +130,10 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
     import asyncio
     import dataclasses
 
-    from app.protocol.ratelimits import RateLimits
-    from app.settings import Settings
     from app.monitoring.stats import TunnelStats
     from app.monitoring.tunnel import Refused, Tunnel
+    from app.protocol.ratelimits import RateLimits
+    from app.settings import Settings
 
     settings = dataclasses.replace(Settings.from_env({}), outbox_max_bytes=300_000)
     outbox = OutboxStore(inbox.engine)

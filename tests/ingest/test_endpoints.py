@@ -11,15 +11,15 @@ import httpx
 import pytest
 import sqlalchemy
 
-from app.ingest.feeder import InboxFeeder
-from app.ingest.endpoints import Ingest
 from app.inbox.reading import InboxReader
+from app.ingest.endpoints import Ingest
+from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
-from app.protocol.ratelimits import RateLimits
-from app.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel, respond
+from app.protocol.ratelimits import RateLimits
+from app.settings import Dsn, Settings
 from tests.inbox.test_store import error
 from tests.monitoring.envelopes import build
 

@@ -13,10 +13,10 @@ import sqlalchemy
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
-from app.protocol.ratelimits import RateLimits
-from app.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from app.protocol.ratelimits import RateLimits
+from app.settings import Dsn, Settings
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_store import error, event_envelope, query
 from tests.monitoring.envelopes import build

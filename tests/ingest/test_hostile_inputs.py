@@ -16,17 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import db
-from app.ingest.feeder import REJECTED, InboxFeeder
-from app.ingest.endpoints import Ingest
 from app.inbox.reading import InboxReader, TraceReader
 from app.inbox.tables import READ
+from app.ingest.endpoints import Ingest
+from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import TABLE as OUTBOX
 from app.monitoring.outbox import OutboxStore
-from app.protocol.ratelimits import RateLimits
-from app.settings import Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from app.protocol.ratelimits import RateLimits
+from app.settings import Settings
 from tests.conftest import LOCAL_ENV
 from tests.monitoring.envelopes import build
 

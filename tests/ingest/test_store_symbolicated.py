@@ -9,22 +9,21 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy
+
 from alembic import command
-
 from app import db
-
-from app.ingest.feeder import InboxFeeder
-from app.presentation.stack import stack_rows
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
+from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.sourcemaps.tokens import Tokens
 from app.monitoring.outbox import LOCAL, OutboxStore
+from app.presentation.stack import stack_rows
 from app.settings import Dsn
 from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
+from app.sourcemaps.tokens import Tokens
 from tests.alerts.test_triggers import as_before_alerts
 from tests.inbox.conftest import LOCAL_DSN
 from tests.inbox.test_feeder import READ, local_row, statuses
@@ -32,7 +31,11 @@ from tests.inbox.test_store import error, event_envelope, query
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)
-    COMPONENTS, Build, Maps, first_build, second_build,
+    COMPONENTS,
+    Build,
+    Maps,
+    first_build,
+    second_build,
 )
 
 

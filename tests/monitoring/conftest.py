@@ -16,10 +16,10 @@ from sentry_sdk.transport import Transport
 from app import db
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
-from app.protocol.ratelimits import RateLimits
-from app.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from app.protocol.ratelimits import RateLimits
+from app.settings import Dsn, Settings
 from tests.monitoring.upstream import Upstream
 
 

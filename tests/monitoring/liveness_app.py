@@ -9,8 +9,7 @@ bodies are being refused.
 
 from __future__ import annotations
 
-from app import startup
-from app import wiring
+from app import startup, wiring
 from app.protocol.asgi import Receive, Scope, Send, respond, serve_lifespan
 
 

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from app.protocol.asgi import Request
 from app.monitoring.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
+from app.protocol.asgi import Request
 from app.settings import Settings
 from tests.concurrency import Peak
 

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from app.monitoring.outbox import OutboxStore
-from app.protocol.ratelimits import RateLimits
-from app.settings import Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from app.protocol.ratelimits import RateLimits
+from app.settings import Settings
 from tests.conftest import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 

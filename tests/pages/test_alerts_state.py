@@ -18,14 +18,14 @@ from app.alerts import configure
 from app.alerts.configure import CHANNELS, DELIVERIES
 from app.alerts.rules import Rules
 from app.console import state as console
-from app.console.state import REFUSED
 from app.console.accounts import COOKIE, Accounts, Viewer
+from app.console.state import REFUSED
 from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.models import Alert, AlertRules
-from app.settings import Dsn
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
+from app.settings import Dsn
 from tests.components.test_console import LOOPBACK, STRANGER, client_state, run, shown
 from tests.conftest import LOCAL_DSN
 

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from app import db
+from app import db, wiring
 from app.console import state as console
 from app.console.accounts import COOKIE, Accounts, Viewer
-from app import wiring
-from app.settings import Settings
 from app.pages import home
 from app.pages.home import HomeState
+from app.settings import Settings
 from app.sourcemaps import to_sentry
 from tests.components.test_console import LOOPBACK, STRANGER, client_state, run
 from tests.conftest import LOCAL_ENV

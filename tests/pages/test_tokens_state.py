@@ -16,15 +16,15 @@ from sqlalchemy import select
 
 from app import db
 from app.console import state as console
-from app.console.state import REFUSED
 from app.console.accounts import Accounts
+from app.console.state import REFUSED
 from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
-from app.sourcemaps.tokens import TokenRefused, Tokens
-from app.settings import Dsn
 from app.pages import tokens_state
 from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
+from app.settings import Dsn
 from app.sourcemaps.tables import TOKENS
+from app.sourcemaps.tokens import TokenRefused, Tokens
 from tests.components.test_console import LOOPBACK, STRANGER, client_state, run, shown
 from tests.conftest import LOCAL_DSN
 from tests.pages.test_alerts_state import signed_in

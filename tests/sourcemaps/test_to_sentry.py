@@ -27,12 +27,12 @@ from app import db
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
-from app.sourcemaps.tokens import Tokens
 from app.settings import Dsn, Settings
 from app.sourcemaps import bundle, to_sentry
 from app.sourcemaps.build_step import SourceMapsPlugin, make_bundle
 from app.sourcemaps.sentry_cli import Target
 from app.sourcemaps.tables import BUILDS, FILES
+from app.sourcemaps.tokens import Tokens
 from tests.conftest import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.services import free_port
