@@ -169,3 +169,19 @@ def test_the_throttle_remembers_a_bounded_number_of_names_and_addresses() -> Non
     for _ in range(5):
         throttle.failed("name:alice")
     assert throttle.wait_s("name:alice") > 0  # the newest are the ones kept
+
+
+def test_the_old_module_path_runs_the_same_cli() -> None:
+    """`python -m app.inbox.accounts` (the path before the move) answers as app.console.accounts does."""
+    import subprocess
+    from pathlib import Path
+
+    def run(module: str, *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", module, *argv], cwd=Path(__file__).resolve().parents[2],
+                              input=stdin, capture_output=True, text=True, timeout=120)
+
+    for argv in (["--help"], [], ["role", "erin"]):
+        old, new = run("app.inbox.accounts", *argv), run("app.console.accounts", *argv)
+        assert (old.returncode, old.stdout, old.stderr) == (new.returncode, new.stdout, new.stderr)
+    hashed = run("app.inbox.accounts", "hash", stdin="erin-secret\n")  # salted: the same password, another hash
+    assert hashed.returncode == 0 and verify_password("erin-secret", hashed.stdout.strip())

@@ -214,3 +214,14 @@ def test_the_cli_names_what_it_cannot_find(tmp_path: Path) -> None:
     assert (no_token.returncode, no_token.stderr) == (
         2, "There is no upload token 7: `python -m app.sourcemaps.tokens list` shows them.\n")
     assert Tokens(engine).list() == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], [], ["revoke"]])
+def test_the_old_module_path_runs_the_same_cli(argv: list[str]) -> None:
+    """`python -m app.inbox.tokens` (the path before the move) answers as app.sourcemaps.tokens does."""
+    def run(module: str) -> tuple[int, str, str]:
+        done = subprocess.run([sys.executable, "-m", module, *argv], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+        return done.returncode, done.stdout, done.stderr
+
+    assert run("app.inbox.tokens") == run("app.sourcemaps.tokens")
