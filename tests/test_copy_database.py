@@ -15,8 +15,8 @@ from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn
-from tests.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope
 
 
 def filled_sqlite(path: Path) -> tuple[sqlalchemy.Engine, list[dict]]:

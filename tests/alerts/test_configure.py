@@ -18,7 +18,7 @@ from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.models import Alert
 from app.settings import Dsn
-from tests.conftest import LOCAL_DSN
+from tests.environment import LOCAL_DSN
 
 SLACK = "https://hooks.slack.com/services/T000/B000/abcdefghWXYZ"
 ALERTS = Alert.__table__

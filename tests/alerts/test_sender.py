@@ -41,9 +41,8 @@ from app.models import WorkerLease
 from app.monitoring.outbox import OutboxStore
 from app.settings import Dsn, Settings
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver
-from tests.conftest import LOCAL_DSN
-from tests.inbox.test_feeder import local_row
-from tests.inbox.test_store import error, event_envelope
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, local_row
 
 pytestmark = pytest.mark.anyio
 PUBLIC_URL = "https://lookout.example.com"

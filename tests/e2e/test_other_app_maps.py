@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import Browser
 
 from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.test_inbox import inbox_event
+from tests.e2e.helpers import inbox_event
 
 TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
 # @sentry/browser from the npm registry, the version the app's own @sentry/react pins (installed with it).

@@ -17,9 +17,8 @@ from app.inbox.reading import InboxReader
 from app.sourcemaps import bundle, to_sentry
 from tests.e2e.app_server import AppServer
 from tests.e2e.conftest import LOG_DIR
-from tests.e2e.test_browser_monitoring import open_page
-from tests.e2e.test_source_maps import _copy_project, serving
-from tests.sourcemaps.test_to_sentry import SecondLookout, serving_second_lookout
+from tests.e2e.helpers import _copy_project, open_page, serving
+from tests.sourcemaps.second_lookout import SecondLookout, serving_second_lookout
 
 
 @pytest.fixture(scope="module")

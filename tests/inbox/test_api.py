@@ -13,7 +13,7 @@ from app.inbox import api
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
 from tests.concurrency import Peak
-from tests.inbox.test_store import error, event_envelope
+from tests.factories import error, event_envelope
 
 pytestmark = pytest.mark.anyio
 

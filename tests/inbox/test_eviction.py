@@ -13,9 +13,8 @@ from app.inbox.tables import LOGS
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_retention import local_rows
-from tests.inbox.test_store import error, event_envelope, query
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, local_rows, query
 from tests.monitoring.envelopes import build
 
 

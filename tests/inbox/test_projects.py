@@ -25,8 +25,7 @@ from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
-from tests.alerts.test_triggers import as_before_alerts
-from tests.inbox.test_store import error, event_envelope
+from tests.factories import as_before_alerts, error, event_envelope
 from tests.monitoring.envelopes import error_event
 
 

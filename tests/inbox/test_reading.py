@@ -14,8 +14,8 @@ from app.inbox.tables import LOGS
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope
 from tests.monitoring.envelopes import build
 
 # Stored before the inbox refused such documents (or written by hand): each is its own problem when

@@ -10,8 +10,8 @@ import sqlalchemy
 from app.inbox import states
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope, query
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, query
 from tests.monitoring.envelopes import build
 
 

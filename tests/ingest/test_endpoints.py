@@ -20,7 +20,7 @@ from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel, respond
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
-from tests.inbox.test_store import error
+from tests.factories import error
 from tests.monitoring.envelopes import build
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 
 import httpx
 import pytest
@@ -17,17 +16,9 @@ from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope, query
+from tests.environment import LOCAL_DSN
+from tests.factories import READ, error, event_envelope, local_row, query, statuses
 from tests.monitoring.envelopes import build
-
-
-def local_row(body: bytes, dsn: str = LOCAL_DSN) -> dict[str, object]:
-    return {"dsn": dsn, "status": LOCAL, "received_at": time.time(), "size": len(body), "body": body}
-
-
-READ = "read"  # a local row recorded in inbox_read
-
 
 # A trigger that refuses events whose title has "poison" in it, as a constraint would.
 REFUSING_TRIGGER = {
@@ -40,14 +31,6 @@ REFUSING_TRIGGER = {
         "create trigger refuse before insert on inbox_event for each row execute function refuse()",
     ],
 }
-
-
-def statuses(engine: sqlalchemy.Engine) -> list[tuple]:
-    """(status, last error) per outbox row; the status of a local row the feeder has read is READ."""
-    with engine.connect() as connection:
-        return [tuple(r) for r in connection.execute(sqlalchemy.text(
-            "select case when exists (select 1 from inbox_read where outbox_id = outbox.id) then 'read' else status end,"
-            " last_error from outbox order by id"))]
 
 
 def test_local_rows_become_issues_and_stay_as_raw_copies(inbox: InboxStore, engine: sqlalchemy.Engine) -> None:

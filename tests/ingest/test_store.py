@@ -6,28 +6,13 @@ import json
 import uuid
 
 import pytest
-import sqlalchemy
 
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.settings import Dsn
-from tests.inbox.conftest import LOCAL_DSN
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, query
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, build
-
-
-def query(inbox: InboxStore, sql: str) -> list[tuple]:
-    with inbox.engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(sqlalchemy.text(sql))]
-
-
-def event_envelope(event: dict, dsn: str | None = LOCAL_DSN) -> bytes:
-    return build(dsn, [("event", json.dumps(event).encode())])
-
-
-def error(value: str, kind: str = "KeyError", event_id: str | None = None) -> dict:
-    return {"event_id": event_id or uuid.uuid4().hex, "level": "error", "platform": "python",
-            "exception": {"values": [{"type": kind, "value": value, "stacktrace": {"frames": [
-                {"module": "app.pages.orders", "function": "checkout", "in_app": True}]}}]}}
 
 
 def test_every_sample_is_kept_with_its_title(inbox: InboxStore) -> None:

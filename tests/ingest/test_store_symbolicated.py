@@ -24,10 +24,16 @@ from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
-from tests.alerts.test_triggers import as_before_alerts
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_feeder import READ, local_row, statuses
-from tests.inbox.test_store import error, event_envelope, query
+from tests.environment import LOCAL_DSN
+from tests.factories import (
+    READ,
+    as_before_alerts,
+    error,
+    event_envelope,
+    local_row,
+    query,
+    statuses,
+)
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)

@@ -14,7 +14,7 @@ from app import db
 from app.inbox.projects import Projects, settle_local_dsn
 from app.monitoring import browser, loader
 from app.settings import Settings, SettingsError
-from tests.conftest import LOCAL_ENV
+from tests.environment import LOCAL_ENV
 
 
 def test_the_configuration_carries_the_spec_values_from_the_settings(engine: sqlalchemy.Engine) -> None:

@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy
 
 from app.monitoring.forwarder import Forwarder
-from tests.monitoring.conftest import accepted, sentry_settings, until
 from tests.monitoring.envelopes import SAMPLE_PATHS, build, error_event
+from tests.monitoring.helpers import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from reflex.compiler import utils as compiler_utils
 
 from app.monitoring import browser, loader
 from app.settings import Settings
-from tests.conftest import LOCAL_ENV
+from tests.environment import LOCAL_ENV
 
 
 def _module_strings(text: str) -> dict[str, str]:

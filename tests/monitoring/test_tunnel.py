@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy
 
 from app.settings import Settings
-from tests.conftest import LOCAL_ENV
-from tests.monitoring.conftest import accepted, sentry_settings, until
+from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
+from tests.monitoring.helpers import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
-from tests.conftest import LOCAL_ENV
+from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 
 SETTINGS = Settings.from_env(LOCAL_ENV)

@@ -18,8 +18,8 @@ from app.pages import home
 from app.pages.home import HomeState
 from app.settings import Settings
 from app.sourcemaps import to_sentry
-from tests.components.test_console import LOOPBACK, STRANGER, client_state, run
-from tests.conftest import LOCAL_ENV
+from tests.console.clients import LOOPBACK, STRANGER, client_state, run
+from tests.environment import LOCAL_ENV
 from tests.sourcemaps import fake_bundles
 
 SENTRY_ENV = {"SENTRY_DSN": "https://key@o1.ingest.sentry.io/2", "SENTRY_AUTH_TOKEN": "f" * 64,

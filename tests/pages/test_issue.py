@@ -18,7 +18,7 @@ from app.pages import issue
 from app.pages.issue import IssueState
 from app.presentation.stack import MINIFIED, ORIGINAL
 from app.settings import SETTINGS
-from tests.components.test_console import (  # noqa: F401 (engine: a fixture)
+from tests.console.clients import (  # noqa: F401 (engine: a fixture)
     LOOPBACK,
     STRANGER,
     client_state,

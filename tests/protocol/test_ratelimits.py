@@ -1,14 +1,7 @@
 from app.protocol.ratelimits import RateLimits, category_of
+from tests.factories import Clock
 
 DSN = "https://k@o1.example.com/1"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_item_types_map_to_sdk_categories() -> None:

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from app.monitoring.forwarder import LANE_BATCH
-from tests.monitoring.conftest import until
+from tests.monitoring.helpers import until
 from tests.monitoring.envelopes import error_event
 from tests.monitoring.upstream import Upstream
 from tests.reliability.cluster import Outcome, Tunnels, post_all

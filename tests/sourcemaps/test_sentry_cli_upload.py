@@ -29,11 +29,11 @@ from app.ingest.store import InboxStore
 from app.settings import Dsn
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import Tokens
-from tests.conftest import LOCAL_DSN
+from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.sourcemaps.real_build import ESBUILD, SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import need_tools
-from tests.sourcemaps.test_to_sentry import frames_of, stored_event
+from tests.sourcemaps.second_lookout import frames_of, stored_event
 
 CHUNK_BYTES = 2048  # several chunks for the small app's bundle
 MAX_BUNDLE_BYTES = 64 * 1024

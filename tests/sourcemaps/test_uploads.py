@@ -23,7 +23,6 @@ from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import TokenRow, Tokens
 from app.sourcemaps.uploads import Answer, UploadRefused, assemble, build_id
 from tests.concurrency import all_at_once
-from tests.inbox.conftest import engine  # noqa: F401 (fixture: SQLite and PostgreSQL)
 from tests.sourcemaps.artifact_zips import artifact_bundle, js_file, put_chunks, sha1
 
 SETTINGS = Settings.from_env({})

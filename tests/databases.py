@@ -1,4 +1,5 @@
-"""An inbox on a real SQLite file, migrated, with the default local project."""
+"""Database fixtures for every test package (a pytest plugin: tests/conftest.py names it): a migrated
+database, on SQLite and on PostgreSQL, and an inbox on it with the default local project."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ import sqlalchemy
 from app import db
 from app.ingest.store import InboxStore
 from app.settings import Dsn
-from tests.conftest import LOCAL_DSN
-
-__all__ = ["LOCAL_DSN"]  # the tests' project 1 (tests/conftest.py)
+from tests.environment import LOCAL_DSN
 
 
 @pytest.fixture
