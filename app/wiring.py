@@ -1,4 +1,5 @@
-"""The reporting pipeline of this backend process, built once from the settings.
+"""The composition root: the only module that wires the parts together (tunnel, outbox, forwarder,
+inbox, ingest, alerts, background work), once per backend process, from the settings.
 
     browser SDK ──POST──▶ tunnel ──commit──▶ outbox (SQL) ──forwarder──▶ Sentry
     server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN: the

@@ -90,7 +90,7 @@ def test_a_symbolicated_event_is_kept_as_its_new_text_and_others_stay_in_their_e
 
 
 class AwayOnce(Maps):
-    """The maps' database is away for the first lookup (a test seam, as tests/inbox/test_feeder.py's)."""
+    """The maps' database is away for the first lookup (a test seam, as tests/ingest/test_feeder.py's)."""
 
     def __init__(self, *stored: StoredMap) -> None:
         super().__init__(*stored)
