@@ -17,11 +17,12 @@ import app.app  # noqa: F401 (registers every page's state)
 from app.console import state as console
 from app.console.state import ConsoleState
 from app.inbox.reading import InboxReader
-from tests.console.clients import (
+from tests.console.clients import (  # noqa: F401 (engine: a fixture)
     LOOPBACK,
     MARKER,
     STRANGER,
     client_state,
+    engine,
     run,
     shown,
 )
