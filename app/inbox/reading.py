@@ -29,10 +29,10 @@ from app.inbox.tables import (
     TRANSACTIONS,
     chunks,
 )
+from app.inbox.tags import tag_rows
 from app.ingest import payloads
 from app.ingest.fields import seconds
 from app.monitoring.outbox import TABLE as OUTBOX
-from app.presentation.event import tag_rows
 from app.protocol import encodings, envelope
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 everything as text (never as HTML) and each row is one `rx.foreach` item.
 
 - The exception chain and its frames: app/presentation/stack.py.
-- `breadcrumb_rows`, `tag_rows`, `context_rows`: the rest of what Sentry's event page shows.
+- `breadcrumb_rows`, `tag_rows` (app/inbox/tags.py), `context_rows`: the rest of what Sentry's event page shows.
 """
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from app.ingest.fields import seconds, text
+from app.inbox.tags import MAX_PAIRS, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
+from app.ingest.fields import seconds
 
-MAX_TEXT = 2000
 # Rows sent to a page at most: an event or trace may hold far more (100,000 breadcrumbs fit in a
 # 1 MiB item), and every row travels over the websocket and is rendered. The last row says how
-# many more there are (the stack's bound: present_stack.MAX_STACK_ROWS).
+# many more there are (the stack's bound: MAX_STACK_ROWS in app/presentation/stack.py).
 MAX_BREADCRUMBS = 200  # the newest (Sentry's SDKs keep 100)
-MAX_PAIRS = 200  # tags, contexts
 MAX_SPAN_ROWS = 2000
 MAX_INDENT_DEPTH = 40  # deeper spans are drawn at this depth (the row still says where it is on the timeline)
 
@@ -44,21 +43,6 @@ def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
-def tag_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
-    tags = event.get("tags")
-    pairs = tags.items() if isinstance(tags, dict) else tags if isinstance(tags, list) else []
-    rows = []
-    for pair in pairs:
-        if isinstance(pair, (list, tuple)) and len(pair) == 2:
-            rows.append((display(pair[0]), display(pair[1])))
-        if len(rows) >= MAX_PAIRS:
-            break
-    for key in ("environment", "release", "platform", "level", "server_name", "transaction"):
-        if event.get(key) not in (None, ""):
-            rows.append((key, display(event[key])))
-    return sorted(set(rows))
-
-
 def context_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
     """One row per context (and request and user): its name and its fields as compact JSON."""
     rows = []
@@ -81,12 +65,6 @@ def _clock(value: Any) -> str:
         return "" if at is None else datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S")
     except (ValueError, OverflowError, OSError):
         return ""
-
-
-def display(value: Any) -> str:
-    """The value as a string, cut at MAX_TEXT characters for display."""
-    shown = text(value)
-    return shown if len(shown) <= MAX_TEXT else shown[:MAX_TEXT] + "…"
 
 
 def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
