@@ -1,5 +1,6 @@
-"""What several browser tests share: opening a page and waiting for its SDK, an event as the inbox
-keeps it, and a copy of the project served by an app of its own."""
+"""What several browser tests share: where logs are kept, the console user from elsewhere, the
+project's git state, opening a page and waiting for its SDK, an event as the inbox keeps it, and a
+copy of the project served by an app of its own."""
 
 from __future__ import annotations
 
@@ -13,6 +14,21 @@ import httpx
 from playwright.sync_api import Page
 
 from tests.e2e.app_server import ROOT, AppServer
+
+LOG_DIR = Path(__file__).parent / "logs"
+# A console user for the tests that come from another address (tests/e2e/test_console.py).
+VIEWER, VIEWER_PASSWORD = "e2e-viewer", "e2e-viewer-password"
+
+
+def tree_state() -> list[str]:
+    """`git status --porcelain` of the project, each line with the content hash of the file it names:
+    a build that rewrites a file that was already modified shows too."""
+    listed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.splitlines()
+    files = [line for line in listed if (ROOT / line[3:]).is_file()]
+    hashes = subprocess.run(["git", "hash-object", "--stdin-paths"], cwd=ROOT, input="\n".join(line[3:] for line in files),
+                            check=True, capture_output=True, text=True).stdout.split() if files else []
+    return sorted({*listed, *(f"{line} {digest}" for line, digest in zip(files, hashes, strict=True))})
 
 
 def open_page(page: Page, app_server: AppServer, path: str = "/") -> None:

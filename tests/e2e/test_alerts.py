@@ -17,8 +17,7 @@ from playwright.sync_api import Page, expect
 from app.inbox import states
 from tests.alerts.receivers import Received, WebhookReceiver
 from tests.e2e.app_server import AppServer
-from tests.e2e.conftest import VIEWER, VIEWER_PASSWORD
-from tests.e2e.helpers import TRY_MODULE, open_page
+from tests.e2e.helpers import TRY_MODULE, VIEWER, VIEWER_PASSWORD, open_page
 from tests.netns import Namespace
 
 

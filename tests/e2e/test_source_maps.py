@@ -15,8 +15,15 @@ from playwright.sync_api import Browser, Page, expect
 
 from app.sourcemaps.pages import page_sources, route_module
 from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.conftest import LOG_DIR, tree_state
-from tests.e2e.helpers import TRY_MODULE, _copy_project, inbox_event, open_page, serving
+from tests.e2e.helpers import (
+    LOG_DIR,
+    TRY_MODULE,
+    _copy_project,
+    inbox_event,
+    open_page,
+    serving,
+    tree_state,
+)
 
 ASSETS = ROOT / ".web" / "build" / "client" / "assets"
 
