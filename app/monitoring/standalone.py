@@ -7,7 +7,7 @@ the pipeline in a process of its own:  `uvicorn app.monitoring.standalone:app`.
 from __future__ import annotations
 
 from app import startup, wiring
-from app.monitoring.tunnel import Receive, Scope, Send, serve_lifespan
+from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
 _tunnel = wiring.tunnel.asgi()
 

@@ -114,7 +114,8 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
     import dataclasses
 
     from app.monitoring.stats import TunnelStats
-    from app.monitoring.tunnel import Refused, Tunnel
+    from app.monitoring.tunnel import Tunnel
+    from app.protocol.asgi import Refused
     from app.protocol.ratelimits import RateLimits
     from app.settings import Settings
 

@@ -17,7 +17,8 @@ from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel, respond
+from app.monitoring.tunnel import Tunnel
+from app.protocol.asgi import respond
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
 from tests.factories import error

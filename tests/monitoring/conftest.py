@@ -1,4 +1,4 @@
-"""A tunnel pipeline on a real SQLite file, and a real upstream on loopback."""
+"""A tunnel pipeline on a real SQLite file (the `engine` fixture: tests/databases.py), and a real upstream on loopback."""
 
 from __future__ import annotations
 
