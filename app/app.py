@@ -6,13 +6,25 @@ import logging
 import reflex as rx
 from starlette.types import ASGIApp
 
-from app import db, routes, startup
-from app.components import console, error_boundary
+from app import db, routes, startup, wiring
+from app.components import error_boundary
+from app.console import state as console
 from app.inbox import api as inbox_api
-from app.inbox.store import InboxReader
-from app.monitoring import browser, event_errors, pipeline
+from app.inbox.reading import InboxReader
+from app.monitoring import browser, event_errors
 from app.origin_guard import OriginGuard
-from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, tokens, traces, try_errors
+from app.pages import (
+    alerts,
+    home,
+    issue,
+    issues,
+    logs,
+    not_found,
+    sign_in,
+    tokens,
+    traces,
+    try_errors,
+)
 from app.sourcemaps import to_sentry, upload_api
 
 logger = logging.getLogger(__name__)
@@ -32,11 +44,11 @@ class LookoutApp(rx.App):
 
 # The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
 # them, behind the console's access check) match before the tunnel's and the ingest endpoints'.
-inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=pipeline.tunnel.snapshot)
+inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=wiring.tunnel.snapshot)
 # sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
 upload_routes = upload_api.build(db.engine())
 app = LookoutApp(
-    api_transformer=[pipeline.tunnel.asgi, pipeline.ingest.asgi, inbox_routes, upload_routes],
+    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, inbox_routes, upload_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,
@@ -57,7 +69,7 @@ app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=si
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)
-app.register_lifespan_task(pipeline.run_server_sdk)
-app.register_lifespan_task(pipeline.run_forwarder)
-app.register_lifespan_task(pipeline.run_inbox)
+app.register_lifespan_task(wiring.run_server_sdk)
+app.register_lifespan_task(wiring.run_forwarder)
+app.register_lifespan_task(wiring.run_inbox)
 app.register_lifespan_task(to_sentry.retry_at_start)  # Sentry mode: uploads that failed at build, in the background

@@ -49,7 +49,7 @@ class InboxProject(SQLModel, table=True):
 
 
 class InboxIssue(SQLModel, table=True):
-    """Events with one fingerprint (app/inbox/grouping.py) in one project."""
+    """Events with one fingerprint (app/ingest/grouping.py) in one project."""
 
     __tablename__ = "inbox_issue"
     __table_args__ = (
@@ -176,7 +176,7 @@ class ConsoleUser(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(unique=True)
     role: str  # viewer or maintainer
-    password_hash: str  # scrypt, see app/inbox/accounts.py
+    password_hash: str  # scrypt, see app/console/accounts.py
     created_at: float
 
 
@@ -222,7 +222,7 @@ class InboxCount(SQLModel, table=True):
 
 
 class WorkerLease(SQLModel, table=True):
-    """Who may run a piece of work that must run once at a time (app/monitoring/leases.py)."""
+    """Who may run a piece of work that must run once at a time (app/background/leases.py)."""
 
     __tablename__ = "worker_lease"
 
@@ -343,7 +343,7 @@ class AlertDelivery(SQLModel, table=True):
 
 
 class UploadToken(SQLModel, table=True):
-    """A project's source-map upload token (app/inbox/tokens.py). Only its SHA-256 is kept: the
+    """A project's source-map upload token (app/sourcemaps/tokens.py). Only its SHA-256 is kept: the
     secret is shown once, when it is made."""
 
     __tablename__ = "upload_token"

@@ -5,7 +5,7 @@ socket.io server accepts any origin; a page of another site, open in a browser t
 Lookout, could read the console's API and drive the console's websocket. This guard runs before
 both (`LookoutApp` in app/app.py puts it outside everything Reflex builds) and refuses every
 request, websocket handshake included, whose `Origin` is sent and is not the app's own
-(`app/access.py`): 403 with `{"detail": ...}`, and no CORS grant.
+(`app/console/access.py`): 403 with `{"detail": ...}`, and no CORS grant.
 
 Three kinds of path are open to every origin, as with Sentry: the ingest endpoints
 (`/api/<project>/envelope/`, `/store/`), whose credential is the DSN key, the tunnel
@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import access
-from app.inbox.ingest import PATH as INGEST_PATH
-from app.monitoring.settings import SETTINGS
+from app.console import access
+from app.ingest.endpoints import PATH as INGEST_PATH
+from app.settings import SETTINGS
 from app.sourcemaps.upload_api import is_upload_path
 
 REFUSAL = json.dumps({"detail": "Pages of other sites may not use Lookout (their Origin is not this app's)."}).encode()

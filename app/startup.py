@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from app import db
 from app.inbox.projects import settle_local_dsn
-from app.monitoring.settings import SETTINGS
+from app.settings import SETTINGS
 from app.sourcemaps import library as sourcemap_library
 
 logger = logging.getLogger(__name__)

@@ -25,9 +25,9 @@ import httpx
 from app import db
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import PENDING, OutboxStore
-from app.monitoring.ratelimits import RateLimits
-from app.monitoring.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
+from app.protocol.ratelimits import RateLimits
+from app.settings import Dsn, Settings
 
 FILL_BATCH = 500
 POLL_S = 0.02

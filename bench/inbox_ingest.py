@@ -2,7 +2,7 @@
 
 Both are measured in-process, so HTTP servers stay out of it: parse, group and store, on SQLite
 files in a temp dir.
-- Lookout, three ways: as the running app reads envelopes (the feeder, app/inbox/feeder.py: up to
+- Lookout, three ways: as the running app reads envelopes (the feeder, app/ingest/feeder.py: up to
   200 outbox rows per transaction, each event kept where its envelope already is); the same counting
   the time to write those envelopes to the outbox first (the tunnel's part); and one envelope per
   transaction through `InboxStore.ingest_envelope`, which keeps its own copy of each event.
@@ -32,10 +32,12 @@ import uuid
 from pathlib import Path
 
 from app import db
-from app.inbox.feeder import BATCH, InboxFeeder
-from app.inbox.store import InboxReader, InboxStore, Incoming
+from app.inbox.reading import InboxReader
+from app.ingest.feeder import BATCH, InboxFeeder
+from app.ingest.incoming import Incoming
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.settings import Dsn
+from app.settings import Dsn
 from bench.harness.processes import ROOT
 
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned

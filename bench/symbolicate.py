@@ -11,7 +11,7 @@ frames are real positions of real tokens of the build's 6 largest chunks, 5 from
    it, what symbolic's own lookup costs per frame, before any of Lookout's Python.
 2. First event of a new build: a new Symbolicator over the database, cold; then, per chunk, the
    database read and symbolic's parse.
-3. The feeder (app/inbox/feeder.py) reading N envelopes from the outbox into the inbox, with and
+3. The feeder (app/ingest/feeder.py) reading N envelopes from the outbox into the inbox, with and
    without symbolication, in the same run, in ABBA order. Half the events (`--own-stacks`) have a
    stack of their own, the others share one of 10; every event id is distinct. The store with
    symbolication starts with a new Symbolicator (its first maps parsed during the run), and keeps
@@ -38,11 +38,11 @@ from typing import Any
 import sqlalchemy
 
 from app import db
-from app.inbox.feeder import BATCH, InboxFeeder
 from app.inbox.reading import InboxReader
-from app.inbox.store import InboxStore
+from app.ingest.feeder import BATCH, InboxFeeder
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.settings import Dsn
+from app.settings import Dsn
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.map_cache import MapCache, ParsedMap, parse
 from app.sourcemaps.symbolicate import Symbolicator

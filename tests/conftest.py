@@ -13,14 +13,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from app.monitoring.settings import SETTINGS, Dsn
+from app.settings import SETTINGS, Dsn
 from tests import netns, services
+from tests.environment import IN_CI, LOCAL_DSN
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-# The tests' local DSN: a real install's key is random, made once and kept in its database
-# (app/inbox/projects.py). `Settings.from_env(LOCAL_ENV)`: local-mode settings that name it.
-LOCAL_DSN = "http://lookout@localhost/1"
-LOCAL_ENV = {"LOOKOUT_LOCAL_DSN": LOCAL_DSN}
+pytest_plugins = ["tests.databases"]  # engine, inbox
+
 # This process's settings, as the backend's start leaves them (it reads the key from its database).
 SETTINGS.settle_local_dsn(Dsn.parse(LOCAL_DSN))
 

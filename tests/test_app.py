@@ -5,10 +5,9 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
-from app import routes, startup
+from app import routes, startup, wiring
 from app.app import app
-from app.monitoring import pipeline
-from app.monitoring.settings import SETTINGS
+from app.settings import SETTINGS
 
 
 def test_pages_are_registered() -> None:
@@ -41,7 +40,7 @@ def backend() -> Iterator[TestClient]:
     and Reflex's CORS layer included; no lifespan runs. Built once: Reflex mounts on every build."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(app, "_compile", lambda **_: None)
-        patch.setattr(pipeline.store, "depth", lambda: {})  # the stats read no database
+        patch.setattr(wiring.store, "depth", lambda: {})  # the stats read no database
         yield TestClient(app(), base_url="http://localhost:8000", client=("127.0.0.1", 5000))
 
 

@@ -8,14 +8,15 @@ import pytest
 import sqlalchemy
 
 from app import db
+from app.console.accounts import Accounts, Viewer
 from app.copy_database import CopyError, copy, main
-from app.inbox.accounts import Accounts, Viewer
-from app.inbox.feeder import InboxFeeder
-from app.inbox.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.settings import Dsn
-from tests.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope
+from app.settings import Dsn
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope
 
 
 def filled_sqlite(path: Path) -> tuple[sqlalchemy.Engine, list[dict]]:

@@ -20,8 +20,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocket
 
-from app.monitoring.settings import SETTINGS
 from app.origin_guard import OriginGuard
+from app.settings import SETTINGS
 from tests.services import free_port, stop_group
 
 EVIL = "https://evil.example"

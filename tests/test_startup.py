@@ -9,7 +9,7 @@ import pytest
 
 from app import db, startup
 from app.inbox.projects import Projects
-from app.monitoring.settings import Settings
+from app.settings import Settings
 
 
 @pytest.mark.anyio

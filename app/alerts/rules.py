@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.alerts.tables import RULES
-from app.inbox.fields import whole
+from app.ingest.fields import whole
 from app.models import AlertRules
 
 TABLE = RULES

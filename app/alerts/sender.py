@@ -43,10 +43,10 @@ from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
 from app.alerts.alert import AlertItem, Channel, Delivered
 from app.alerts.tables import ALERTS, DELIVERIES
+from app.background.leases import Lease
 from app.inbox.tables import PROJECTS
-from app.monitoring.forwarder import backoff
-from app.monitoring.leases import Lease
-from app.monitoring.settings import Settings
+from app.protocol.retry import backoff
+from app.settings import Settings
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Which alerts are due as an event is stored: decided, and written as `alert` rows, in the ingest
-transaction that stores the event (app/inbox/event_writer.py), so an alert is committed exactly
+transaction that stores the event (app/ingest/event_writer.py), so an alert is committed exactly
 when its event is, and a rolled-back batch leaves none. The sender (app/alerts/sender.py) delivers
 the rows.
 
@@ -25,16 +25,25 @@ from __future__ import annotations
 import uuid
 
 import sqlalchemy
-from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, or_, select
+from sqlalchemy import (
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy.orm import aliased
 
 from app.alerts import rules as alert_rules
 from app.alerts.rules import Rules
 from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox import states
-from app.inbox.fields import cut
-from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
 from app.inbox.tables import EVENTS, ISSUES
+from app.ingest.fields import cut
+from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
 from app.models import Alert
 
 # What an event counted into an existing issue did (`outcome`); NEW: it started one.
@@ -69,7 +78,7 @@ def after_event(connection: sqlalchemy.Connection, project_id: int, issue_id: in
                 environment: str, release: str, received_at: float) -> None:
     """Write the alert the event just stored makes due, if any. `what`: NEW, or `outcome(...)`;
     `event_count`: the issue's, this event included; `environment` and `release`: the event's, as
-    its row keeps them (cut at Relay's limits by app/inbox/event_writer.py)."""
+    its row keeps them (cut at Relay's limits by app/ingest/event_writer.py)."""
     if what == SILENCED or (what == COUNTED and event_count <= 1):
         return
     due = _due(connection, alert_rules.cached(connection, project_id), issue_id, what, event_count, received_at)

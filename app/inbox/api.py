@@ -9,7 +9,7 @@
     POST /api/inbox/signin    (the /signin page's form: name, password) → a session cookie
     POST /api/inbox/signout
 
-Clients on this machine (app/access.py: loopback, a local Host, no foreign Origin) may read;
+Clients on this machine (app/console/access.py: loopback, a local Host, no foreign Origin) may read;
 anyone else needs a signed-in console session (the HttpOnly `lookout_session` cookie the sign-in
 sets), or gets 401. Sign-in and sign-out refuse pages of other sites (403: no login CSRF); a
 sign-in form is read up to 4 KB and no further; failed sign-ins are throttled per name and per
@@ -32,11 +32,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app import access, routes
-from app.clients import client_address
-from app.inbox.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Throttle, session_cookie
-from app.inbox.store import InboxReader
-from app.monitoring.settings import SETTINGS
+from app import routes
+from app.console import access
+from app.console.accounts import (
+    COOKIE,
+    MAX_NAME_CHARS,
+    SESSION_S,
+    Accounts,
+    Throttle,
+    session_cookie,
+)
+from app.inbox.reading import InboxReader
+from app.protocol.clients import client_address
+from app.settings import SETTINGS
 
 PREFIX = "/api/inbox"
 SIGN_IN, SIGN_OUT = f"{PREFIX}/signin", f"{PREFIX}/signout"

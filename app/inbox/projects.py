@@ -20,7 +20,7 @@ import sqlalchemy
 from sqlalchemy import func, insert, select
 
 from app.models import InboxProject
-from app.monitoring.settings import LOCAL_PROJECT_ID, Dsn, Settings, local_dsn_with
+from app.settings import LOCAL_PROJECT_ID, Dsn, Settings, local_dsn_with
 
 PROJECTS = InboxProject.__table__
 DEFAULT_HOST = "localhost:3000"

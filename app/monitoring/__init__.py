@@ -1,1 +1,1 @@
-"""The error-reporting pipeline: settings, tunnel, outbox, inbox, SDK set-up."""
+"""This app's own reporting: SDK set-up (loader, browser SDK, server), the tunnel, outbox and forwarder."""

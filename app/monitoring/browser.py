@@ -23,7 +23,7 @@ from reflex_base.utils.imports import ImportVar
 from typing_extensions import Unpack
 
 from app.monitoring import loader
-from app.monitoring.settings import SETTINGS, Settings
+from app.settings import SETTINGS, Settings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
 HERE = Path(__file__).resolve().parent
@@ -122,8 +122,8 @@ class BrowserMonitoringPlugin(Plugin):
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
         if not SETTINGS.browser_monitoring:
             return
-        from reflex_base import constants
         from reflex.utils.prerequisites import get_web_dir
+        from reflex_base import constants
 
         web = get_web_dir()
         context["add_save_task"](lambda: [

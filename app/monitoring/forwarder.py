@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable
 
@@ -31,11 +30,12 @@ import httpx
 from httpx_aiohttp import AiohttpTransport
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.monitoring.leases import Lease
+from app.background.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
-from app.monitoring.ratelimits import RateLimits
-from app.monitoring.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
+from app.protocol.ratelimits import RateLimits
+from app.protocol.retry import backoff
+from app.settings import Dsn, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +43,6 @@ LANE_BATCH = 64
 POLL_SECONDS = 1.0
 MAX_YIELD_S = 0.05  # at least ~20 deliveries/s per lane, however busy the intake
 YIELD_STEP_S = 0.002
-
-
-def backoff(attempts: int, base: float, cap: float, rand: Callable[[], float] = random.random) -> float:
-    """Exponential backoff with jitter: somewhere in [½, 1] × min(cap, base · 2^attempts)."""
-    return min(cap, base * 2**attempts) * (0.5 + rand() / 2)
 
 
 def _reason(response: httpx.Response) -> str:
@@ -70,7 +65,7 @@ class Forwarder:
         intake_busy: Callable[[], bool] = lambda: False,
         lease: Lease | None = None,
     ) -> None:
-        """`lease`: with several workers, only its holder forwards (app/monitoring/leases.py)."""
+        """`lease`: with several workers, only its holder forwards (app/background/leases.py)."""
         self.store = store
         self.settings = settings
         self.limits = limits

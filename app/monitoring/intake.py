@@ -1,12 +1,12 @@
 """What the tunnel and the ingest endpoints do with a request before they store it, in this order:
 
 1. the client's rate (app/monitoring/intake_limits.py), before its body is read: 429;
-2. the body, within the request cap and the body timeout (app/monitoring/asgi.py): 413, 408;
+2. the body, within the request cap and the body timeout (app/protocol/asgi.py): 413, 408;
 3. the envelope's header line alone, decoded from the start of the body (`header`), so that the DSN
    or key it names is checked before anything else is decoded: 415, 400;
 4. the DSN's rate, once the caller has found the DSN allowed (`charge_key`): 429;
 5. the whole envelope (`envelope`): decoded within the envelope cap, parsed (at most MAX_ITEMS items,
-   each capped), and each container's records checked (app/monitoring/containers.py): 400, 413, 415.
+   each capped), and each container's records checked (app/protocol/containers.py): 400, 413, 415.
 
 Step 5 is the heavy one (a 20 MiB body may inflate to 100 MiB): unless the body is small and not
 compressed, it runs on a worker thread, at most HEAVY_AT_ONCE at a time, so the event loop keeps
@@ -22,11 +22,11 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from app.clients import client_address, forwarded_chain
-from app.monitoring import containers, encodings, envelope
-from app.monitoring.asgi import Receive, Refused, Request, read_body
 from app.monitoring.intake_limits import Buckets, IntakeLimits
-from app.monitoring.settings import Settings
+from app.protocol import containers, encodings, envelope
+from app.protocol.asgi import Receive, Refused, Request, read_body
+from app.protocol.clients import client_address, forwarded_chain
+from app.settings import Settings
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ class Intake:
         self._heavy: tuple[asyncio.AbstractEventLoop, anyio.CapacityLimiter] | None = None
 
     def client(self, request: Request) -> str:
-        """The client's address: the peer, or who a proxy on this machine says it was (app/clients.py)."""
+        """The client's address: the peer, or who a proxy on this machine says it was (app/protocol/clients.py)."""
         return client_address(request.peer, forwarded_chain(request.forwarded_for), self.settings.trusted_proxy_hops)
 
     async def body(self, request: Request, receive: Receive) -> bytes:

@@ -23,7 +23,7 @@ from reflex_base.utils.imports import ImportVar
 from reflex_base.vars import VarData
 from reflex_base.vars.base import Var
 
-from app.monitoring.settings import Settings
+from app.settings import Settings
 
 HERE = Path(__file__).resolve().parent
 LOADER_JS = HERE / "loader.js"

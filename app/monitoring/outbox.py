@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 import sqlalchemy
-from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 
 from app.models import InboxRead, OutboxEnvelope
 
@@ -24,7 +24,7 @@ TABLE = OutboxEnvelope.__table__
 READ = InboxRead.__table__
 PENDING = "pending"
 LOCAL = "local"
-REJECTED = "rejected"  # a local row the inbox feeder could not read (app/inbox/feeder.py), kept with the reason
+REJECTED = "rejected"  # a local row the inbox feeder could not read (app/ingest/feeder.py), kept with the reason
 
 
 @dataclass(frozen=True)

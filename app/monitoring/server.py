@@ -19,19 +19,23 @@ from typing import Any
 
 import sentry_sdk
 from sentry_sdk.integrations.aiohttp import AioHttpIntegration
-from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger, ignore_logger_for_sentry_logs
+from sentry_sdk.integrations.logging import (
+    LoggingIntegration,
+    ignore_logger,
+    ignore_logger_for_sentry_logs,
+)
 from sentry_sdk.integrations.starlette import StarletteIntegration
 
 from app.monitoring import event_errors, event_tracing
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.server_transport import OutboxTransport
-from app.monitoring.settings import Settings
+from app.settings import Settings
 
 # Loggers whose records never become Sentry events, logs or breadcrumbs: the reporting pipeline
 # itself, and the servers' access logs (one record per request, the tunnel's posts included).
 QUIET_LOGGERS = (
     "app.monitoring.tunnel", "app.monitoring.forwarder", "app.monitoring.outbox",
-    "app.monitoring.server_transport", "app.monitoring.supervisor", "app.inbox.feeder", "granian.access", "uvicorn.access",
+    "app.monitoring.server_transport", "app.background.supervisor", "app.ingest.feeder", "granian.access", "uvicorn.access",
 )
 APP_LOGGER = "app"  # the parent of every logger in this code base
 # The route Reflex reports for a page it does not know (router_data "pathname" of an event there).

@@ -6,15 +6,14 @@ the pipeline in a process of its own:  `uvicorn app.monitoring.standalone:app`.
 
 from __future__ import annotations
 
-from app import startup
-from app.monitoring import pipeline
-from app.monitoring.tunnel import Receive, Scope, Send, serve_lifespan
+from app import startup, wiring
+from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
-_tunnel = pipeline.tunnel.asgi()
+_tunnel = wiring.tunnel.asgi()
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
-        await serve_lifespan(receive, send, startup.prepare_process, pipeline.run_forwarder)
+        await serve_lifespan(receive, send, startup.prepare_process, wiring.run_forwarder)
     else:
         await _tunnel(scope, receive, send)

@@ -21,16 +21,33 @@ from collections.abc import Callable
 import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.monitoring import envelope
-from app.monitoring.asgi import (
-    ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, refuse, respond, serve_lifespan,
-)
 from app.monitoring.intake import Intake
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
+from app.monitoring.outbox import (
+    LOCAL,
+    PENDING,
+    OutboxBudget,
+    OutboxStore,
+    StoreFailed,
+    new_row,
+)
 from app.monitoring.outbox_writer import OutboxWriter
-from app.monitoring.ratelimits import RateLimits, category_of
-from app.monitoring.settings import Dsn, Settings, SettingsError
 from app.monitoring.stats import TunnelStats
+from app.protocol import envelope
+from app.protocol.asgi import (
+    ASGIApp,
+    ClientGone,
+    Receive,
+    Refused,
+    Request,
+    Scope,
+    Send,
+    encoded,
+    refuse,
+    respond,
+    serve_lifespan,
+)
+from app.protocol.ratelimits import RateLimits, category_of
+from app.settings import Dsn, Settings, SettingsError
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from reflex_base.constants import ReactRouter
 from reflex_base.plugins.base import Plugin, PreCompileContext
 from typing_extensions import Unpack
 
-from app.monitoring.settings import SETTINGS
+from app.settings import SETTINGS
 
 SERVER_ANCHOR = "  server: {\n"
 # What the page reaches on its own origin that the backend serves: the tunnel, and the inbox's

@@ -12,8 +12,8 @@ from __future__ import annotations
 import reflex as rx
 
 from app.alerts.alert import KINDS
-from app.components.console import unless_refused
 from app.components.layout import layout
+from app.components.refused import unless_refused
 from app.pages.alerts_state import AlertsState
 
 TITLE = "Alerts · Lookout"

@@ -1,7 +1,7 @@
 """The /alerts page's state: the channels and projects as an allowed client sees them, the new
 channel and the rules form as a maintainer types them, and the changes (app/alerts/configure.py).
 
-Every handler is a public endpoint (app/components/console.py): it reads through `_show()`, changes
+Every handler is a public endpoint (app/console/state.py): it reads through `_show()`, changes
 something only for `_maintainer()`, and takes each argument as possibly anything: bounded text, a
 choice among the offered ones, a whole number (`fields.whole`), a real bool. A refusal is a
 sentence in `error`."""
@@ -21,9 +21,9 @@ from app.alerts import configure
 from app.alerts.alert import KINDS
 from app.alerts.channels import SECRET_MAX
 from app.alerts.rules import BOUNDS, SWITCHES, Rules
-from app.components.console import ConsoleState, ago, bounded, one_of
-from app.inbox.fields import whole
-from app.monitoring.settings import SETTINGS
+from app.console.state import ConsoleState, ago, bounded, one_of
+from app.ingest.fields import whole
+from app.settings import SETTINGS
 
 EVERY = "every project"
 NUMBERS = tuple(BOUNDS)  # spike_events, spike_minutes, quiet_minutes

@@ -3,13 +3,12 @@
 import anyio.to_thread
 import reflex as rx
 
-from app import db
-from app.components.console import ConsoleState
+from app import db, wiring
 from app.components.layout import layout
+from app.console.state import ConsoleState
 from app.inbox.projects import Projects
-from app.inbox.store import InboxReader
-from app.monitoring import pipeline
-from app.monitoring.settings import SETTINGS
+from app.inbox.reading import InboxReader
+from app.settings import SETTINGS
 from app.sourcemaps import to_sentry
 
 TITLE = "Lookout"
@@ -58,7 +57,7 @@ class HomeState(ConsoleState, rx.State):
             ))
         else:
             self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(settings=SETTINGS))
-        self.figures = tunnel_figures(await anyio.to_thread.run_sync(pipeline.tunnel.snapshot))
+        self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.tunnel.snapshot))
 
 
 def inbox_dsn(host: str) -> str:

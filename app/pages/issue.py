@@ -2,7 +2,7 @@
 (exception chain with frames, breadcrumbs, tags, contexts). Every string from the event is
 rendered as text.
 
-The stack view reads like Sentry's (rows from app/inbox/present_stack.py): in-app frames open with
+The stack view reads like Sentry's (rows from app/presentation/stack.py): in-app frames open with
 their context lines, library frames folded (`toggle_fold` opens one), and a switch between the
 original frames and the minified ones the browser sent (`show_frames`), offered when the event kept them."""
 
@@ -14,12 +14,15 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, one_of, unless_refused
 from app.components.layout import layout
-from app.inbox import present, present_stack, states
-from app.inbox.fields import whole
-from app.inbox.store import InboxStore
+from app.components.refused import unless_refused
+from app.console.state import ConsoleState, ago, one_of
+from app.inbox import states
+from app.ingest.fields import whole
+from app.ingest.store import InboxStore
 from app.pages.issues import reader
+from app.presentation import event as present
+from app.presentation import stack as present_stack
 
 TITLE = "Issue · Lookout"
 # (button id, label, status it moves to, in the next release?, statuses it is offered in)

@@ -9,11 +9,12 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, bounded, one_of, unless_refused
 from app.components.layout import layout
-from app.inbox.fields import whole
-from app.inbox.present import sparkline
-from app.inbox.store import InboxReader
+from app.components.refused import unless_refused
+from app.console.state import ConsoleState, ago, bounded, one_of
+from app.inbox.reading import InboxReader
+from app.ingest.fields import whole
+from app.presentation.event import sparkline
 
 TITLE = "Issues · Lookout"
 PAGE_SIZE = 25

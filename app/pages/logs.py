@@ -10,9 +10,10 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, bounded, one_of, unless_refused
 from app.components.layout import layout
-from app.inbox.store import TraceReader
+from app.components.refused import unless_refused
+from app.console.state import ConsoleState, ago, bounded, one_of
+from app.inbox.reading import TraceReader
 
 TITLE = "Logs · Lookout"
 SHOWN = 200

@@ -1,4 +1,4 @@
-"""`/signin`: sign in to use the console from another machine (app/inbox/accounts.py).
+"""`/signin`: sign in to use the console from another machine (app/console/accounts.py).
 
 The form is posted to the backend as a page navigation (app/inbox/api.py), which sets the session
 as an HttpOnly cookie and sends the browser on to the issues; a refusal comes back here as
@@ -32,7 +32,7 @@ def page() -> rx.Component:
     return layout(
         rx.heading("Sign in", size="7", id="page-title"),
         rx.text("From this machine the console is open; from elsewhere, sign in as a console user "
-                "(added by whoever runs Lookout: `python -m app.inbox.accounts add NAME`)."),
+                "(added by whoever runs Lookout: `python -m app.console.accounts add NAME`)."),
         rx.el.form(
             rx.vstack(
                 rx.input(name="name", placeholder="Name", id="sign-in-name", auto_complete="username"),

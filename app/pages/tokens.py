@@ -1,5 +1,5 @@
 """`/tokens`: the upload tokens sentry-cli and the bundler plugins send source maps with
-(app/inbox/tokens.py).
+(app/sourcemaps/tokens.py).
 
 Maintainers make a token for a project, with a label; its secret and the settings that go with it
 are shown once, then only its first 8 characters. They revoke tokens; viewers see the list
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from app.components.console import unless_refused
 from app.components.layout import layout
+from app.components.refused import unless_refused
 from app.pages.alerts import native_select
 from app.pages.tokens_state import TokensState
 

@@ -1,7 +1,7 @@
 """The /tokens page's state: the upload tokens and projects as an allowed client sees them, the new
-token's project and label as a maintainer picks them, and the changes (app/inbox/tokens.py).
+token's project and label as a maintainer picks them, and the changes (app/sourcemaps/tokens.py).
 
-Every handler is a public endpoint (app/components/console.py): it reads through `_show()`, changes
+Every handler is a public endpoint (app/console/state.py): it reads through `_show()`, changes
 something only for `_maintainer()`, and takes each argument as possibly anything (bounded text, a
 choice among the offered ones, a whole number). A refusal is a sentence in `error`.
 
@@ -21,14 +21,21 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components import console
-from app.components.console import ConsoleState, ago, bounded, one_of
-from app.inbox.accounts import Viewer
-from app.inbox.fields import whole
+from app.console import state as console
+from app.console.accounts import Viewer
+from app.console.state import ConsoleState, ago, bounded, one_of
 from app.inbox.projects import Projects
-from app.inbox.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settings_text, upload_url
-from app.monitoring.settings import SETTINGS
+from app.ingest.fields import whole
 from app.pages.alerts_state import choice_of, project_of
+from app.settings import SETTINGS
+from app.sourcemaps.tokens import (
+    MAX_LABEL_CHARS,
+    TokenRow,
+    Tokens,
+    day,
+    settings_text,
+    upload_url,
+)
 
 MAINTAINERS_ONLY = "Only a maintainer can make or revoke upload tokens."
 NO_TOKEN = "There is no such upload token."

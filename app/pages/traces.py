@@ -9,10 +9,11 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.components.console import ConsoleState, ago, bounded, unless_refused
 from app.components.layout import layout
-from app.inbox import present
-from app.inbox.store import TraceReader
+from app.components.refused import unless_refused
+from app.console.state import ConsoleState, ago, bounded
+from app.inbox.reading import TraceReader
+from app.presentation import event as present
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"

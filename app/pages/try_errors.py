@@ -11,8 +11,8 @@ import reflex as rx
 import sqlalchemy
 
 from app import db, routes
-from app.components.console import bounded
 from app.components.layout import layout
+from app.console.state import bounded
 
 logger = logging.getLogger(__name__)
 

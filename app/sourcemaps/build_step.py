@@ -35,7 +35,7 @@ from pathlib import Path
 from reflex_base.plugins.base import Plugin, PostBuildContext, PreCompileContext
 from typing_extensions import Unpack
 
-from app.monitoring.settings import SETTINGS
+from app.settings import SETTINGS
 from app.sourcemaps import bundle, pages, to_sentry
 from app.sourcemaps.bundle import BundleError, BundleFile, Manifest
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.monitoring.envelope import STRICT_JSON
+from app.protocol.envelope import STRICT_JSON
 from app.sourcemaps import pages
 from app.sourcemaps.maps import DEBUG_ID, PageSource
 

@@ -33,7 +33,7 @@ from urllib.parse import unquote, unquote_to_bytes
 
 import httpx
 
-from app.monitoring.settings import LOCAL_PROJECT_ID, MIB
+from app.settings import LOCAL_PROJECT_ID, MIB
 from app.sourcemaps.maps import MapLookup, PageSource, StoredMap
 from app.sourcemaps.pages import page_sources
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import sqlalchemy
 from sqlalchemy import ColumnElement, delete, insert, select
 
-from app.monitoring.envelope import STRICT_JSON
-from app.monitoring.settings import LOCAL_PROJECT_ID, SETTINGS
+from app.protocol.envelope import STRICT_JSON
+from app.settings import LOCAL_PROJECT_ID, SETTINGS
 from app.sourcemaps import bundle, pages
 from app.sourcemaps.bundle import BundleError, Manifest
 from app.sourcemaps.maps import PageSource, StoredMap, normal_debug_id

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from app.monitoring.settings import LOCAL_PROJECT_ID
+from app.settings import LOCAL_PROJECT_ID
 
 DEBUG_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as stored
 HEX_ID = re.compile(r"[0-9a-f]{32}")  # as some SDKs spell it

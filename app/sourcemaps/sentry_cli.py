@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from app.sourcemaps import bundle
 from app.sourcemaps.bundle import Manifest
 

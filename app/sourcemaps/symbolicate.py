@@ -1,7 +1,7 @@
 """Symbolication at ingest: a browser event's minified stack frames become the original ones.
 
 `Symbolicator(lookup).symbolicate(event)` runs where the inbox reads an envelope, before grouping
-(app/inbox/store.py: in the feeder's worker thread, outside the write transaction): CPU work and
+(app/ingest/store.py: in the feeder's worker thread, outside the write transaction): CPU work and
 map lookups only. For each stack trace (of each exception, and of each thread), each frame that is
 JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app scheme, a
 `lineno` and a `colno`) is mapped:
@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from app.inbox.incoming import its_own_fault
-from app.monitoring.settings import LOCAL_PROJECT_ID
+from app.ingest.incoming import its_own_fault
+from app.settings import LOCAL_PROJECT_ID
 from app.sourcemaps.map_cache import Entry, MapCache, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
 from app.sourcemaps.positions import Positions

@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from app.monitoring.settings import SETTINGS, Settings
+from app.settings import SETTINGS, Settings
 from app.sourcemaps import bundle, sentry_cli
 from app.sourcemaps.bundle import BundleError
 from app.sourcemaps.sentry_cli import SENTRY_CLI, UPLOAD_TIMEOUT_S, Target

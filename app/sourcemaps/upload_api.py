@@ -10,7 +10,7 @@ Bugsink answer it):
     GET  /api/0/organizations/{org}/                          → 404: the new CLI then uses this host
     .../releases/...                                          → 404: Lookout keeps no releases
 
-Every route takes an upload token (`Authorization: Bearer <token>`, app/inbox/tokens.py) and no
+Every route takes an upload token (`Authorization: Bearer <token>`, app/sourcemaps/tokens.py) and no
 other credential; the token names the project. Lookout has one organization: any slug works. Open
 to every origin (app/origin_guard.py): a token is no ambient credential a page of another site
 could ride on. Bodies are capped before they are parsed: a chunk upload at chunksPerRequest ×
@@ -35,15 +35,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app import access
+from app.console import access
 from app.inbox.api import error
-from app.inbox.payloads import UnreadablePayload, load_object
-from app.inbox.tokens import TokenRefused, TokenRow, Tokens
-from app.monitoring.asgi import ClientGone, Refused, read_body
-from app.monitoring.settings import MIB, SETTINGS, Settings
+from app.ingest.payloads import UnreadablePayload, load_object
+from app.protocol.asgi import ClientGone, Refused, read_body
+from app.settings import MIB, SETTINGS, Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunk_upload import boundary_of, read_chunks
 from app.sourcemaps.chunks import ChunkStore
+from app.sourcemaps.tokens import TokenRefused, TokenRow, Tokens
 
 logger = logging.getLogger(__name__)
 PREFIX = "/api/0"

@@ -33,11 +33,15 @@ import sqlalchemy
 from sqlalchemy import func, insert, select, update
 
 from app.inbox.projects import PROJECTS
-from app.inbox.tokens import TokenRow
-from app.monitoring.settings import SETTINGS, Settings
-from app.sourcemaps.artifact_bundle import ArtifactBundle, ArtifactBundleError, open_bundle
+from app.settings import SETTINGS, Settings
+from app.sourcemaps.artifact_bundle import (
+    ArtifactBundle,
+    ArtifactBundleError,
+    open_bundle,
+)
 from app.sourcemaps.chunks import ChunkStore
 from app.sourcemaps.tables import BUILDS, FILES
+from app.sourcemaps.tokens import TokenRow
 
 logger = logging.getLogger(__name__)
 SHA1 = re.compile(r"[0-9a-f]{40}")

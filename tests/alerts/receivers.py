@@ -34,7 +34,6 @@ from typing import Any, Generic, Self, TypeVar
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
-
 logging.getLogger("mail.log").setLevel(logging.ERROR)  # aiosmtpd's own deprecation notices on every login
 
 HOST = "127.0.0.1"

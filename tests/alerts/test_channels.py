@@ -10,7 +10,7 @@ from sqlalchemy import insert, select, update
 from app import db
 from app.alerts import channels
 from app.alerts.alert import ERROR_BYTES, Delivered
-from app.monitoring.settings import Settings, SettingsError
+from app.settings import Settings, SettingsError
 from tests.concurrency import all_at_once
 
 CHANNELS = channels.CHANNELS

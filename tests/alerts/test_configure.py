@@ -15,10 +15,10 @@ from app.alerts.alert import ERROR_BYTES
 from app.alerts.configure import CHANNELS, DELIVERIES, masked
 from app.alerts.rules import Rules
 from app.inbox.projects import Projects
-from app.inbox.store import InboxStore
+from app.ingest.store import InboxStore
 from app.models import Alert
-from app.monitoring.settings import Dsn
-from tests.conftest import LOCAL_DSN
+from app.settings import Dsn
+from tests.environment import LOCAL_DSN
 
 SLACK = "https://hooks.slack.com/services/T000/B000/abcdefghWXYZ"
 ALERTS = Alert.__table__

@@ -10,7 +10,6 @@ import sqlalchemy
 
 from app.alerts import rules
 from app.alerts.rules import Rules
-from tests.inbox.conftest import engine  # noqa: F401 (a fixture)
 
 
 def test_a_project_without_a_row_has_the_documented_defaults(engine: sqlalchemy.Engine) -> None:

@@ -20,20 +20,29 @@ import sqlalchemy
 from sqlalchemy import delete, insert, select, update
 
 from app import db
-from app.alerts import messages, sender as sending
+from app.alerts import messages
+from app.alerts import sender as sending
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.alerts.channels import CHANNELS
-from app.alerts.sender import ALERTS, DELIVERIES, LINGER_S, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
-from app.inbox.feeder import InboxFeeder
-from app.inbox.store import InboxStore
+from app.alerts.sender import (
+    ALERTS,
+    DELIVERIES,
+    LINGER_S,
+    PACE_BURST,
+    PACE_EVERY_S,
+    AlertSender,
+    Due,
+    Pace,
+)
+from app.background.leases import TTL_S, Lease
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.models import WorkerLease
-from app.monitoring.leases import TTL_S, Lease
 from app.monitoring.outbox import OutboxStore
-from app.monitoring.settings import Dsn, Settings
+from app.settings import Dsn, Settings
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver
-from tests.conftest import LOCAL_DSN
-from tests.inbox.test_feeder import local_row
-from tests.inbox.test_store import error, event_envelope
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, local_row
 
 pytestmark = pytest.mark.anyio
 PUBLIC_URL = "https://lookout.example.com"

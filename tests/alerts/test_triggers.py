@@ -3,8 +3,6 @@ transaction, per rule, at most once per quiet period; the test alert; pruning of
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,9 +11,10 @@ import sqlalchemy
 from app.alerts import rules, triggers
 from app.alerts.rules import Rules
 from app.inbox import states
-from app.inbox.store import Incoming, InboxStore
-from tests.inbox.conftest import LOCAL_DSN, engine, inbox  # noqa: F401 (fixtures)
-from tests.inbox.test_store import error, event_envelope
+from app.ingest.incoming import Incoming
+from app.ingest.store import InboxStore
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope
 
 T0 = 1_800_000_000.0  # the tests' "now": every time is given, none is waited for
 MINUTE, DAY = 60.0, 86400.0
@@ -26,15 +25,6 @@ def ingest(inbox: InboxStore, at: float, event: dict[str, Any] | None = None, **
     body = event_envelope({**(event or error("'user'")), **fields})
     results = inbox.ingest_batch([Incoming(body, "", at, LOCAL_DSN)])
     assert not any(isinstance(result, Exception) for result in results), results
-
-
-@contextlib.contextmanager
-def as_before_alerts() -> Iterator[None]:
-    """Ingest as an install before migration 0013 (no alert tables) did: without alerts. For the
-    tests that make an older install's database with today's writer."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(triggers, "after_event", lambda *_: None)
-        yield
 
 
 def alerts(inbox: InboxStore, rule: str | None = None) -> list[dict[str, Any]]:
@@ -206,7 +196,6 @@ def test_a_test_alert_is_queued_for_its_channel_only(inbox: InboxStore) -> None:
     assert {k: alert[k] for k in ("rule", "channel_id", "project_id", "issue_id", "title", "reason", "created_at")} == {
         "rule": "test", "channel_id": 7, "project_id": 0, "issue_id": 0, "title": "A test alert from Lookout",
         "reason": "Sent from the alerts page to test this channel.", "created_at": T0}
-
 
 
 def test_prune_deletes_old_sent_alerts_but_the_newest_of_each_issue_and_rule(inbox: InboxStore) -> None:

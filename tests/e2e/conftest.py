@@ -8,7 +8,6 @@ failure); otherwise it is removed. Processes and the namespace are always remove
 from __future__ import annotations
 
 import shlex
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,16 +15,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from app.inbox.accounts import hash_password
+from app.console.accounts import hash_password
 from tests import netns
-from tests.e2e.app_server import ROOT, AppServer
+from tests.e2e.app_server import AppServer
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.captured import Outbox
+from tests.e2e.helpers import LOG_DIR, VIEWER, VIEWER_PASSWORD, tree_state
 
-LOG_DIR = Path(__file__).parent / "logs"
 E2E_DATABASE = "e2e.db"
-# A console user for the tests that come from another address (tests/e2e/test_console.py).
-VIEWER, VIEWER_PASSWORD = "e2e-viewer", "e2e-viewer-password"
 
 
 @pytest.fixture(scope="session")
@@ -52,17 +49,6 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
             print(f"\napp log kept at {server.log_path}")
         else:
             server.log_path.unlink(missing_ok=True)
-
-
-def tree_state() -> list[str]:
-    """`git status --porcelain` of the project, each line with the content hash of the file it names:
-    a build that rewrites a file that was already modified shows too."""
-    listed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout.splitlines()
-    files = [line for line in listed if (ROOT / line[3:]).is_file()]
-    hashes = subprocess.run(["git", "hash-object", "--stdin-paths"], cwd=ROOT, input="\n".join(line[3:] for line in files),
-                            check=True, capture_output=True, text=True).stdout.split() if files else []
-    return sorted({*listed, *(f"{line} {digest}" for line, digest in zip(files, hashes, strict=True))})
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ database (app/inbox/projects.py), so tests read it there, as the app's pages do 
 
 from __future__ import annotations
 
-from app.monitoring.settings import LOCAL_PROJECT_ID, Dsn, local_dsn_with
+from app.settings import LOCAL_PROJECT_ID, Dsn, local_dsn_with
 from tests.e2e.app_server import AppServer
 from tests.services import read_value
 

@@ -8,7 +8,6 @@ import hashlib
 import hmac
 import json
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -18,9 +17,7 @@ from playwright.sync_api import Page, expect
 from app.inbox import states
 from tests.alerts.receivers import Received, WebhookReceiver
 from tests.e2e.app_server import AppServer
-from tests.e2e.conftest import VIEWER, VIEWER_PASSWORD
-from tests.e2e.test_browser_monitoring import open_page
-from tests.e2e.test_source_maps import TRY_MODULE
+from tests.e2e.helpers import TRY_MODULE, VIEWER, VIEWER_PASSWORD, open_page
 from tests.netns import Namespace
 
 

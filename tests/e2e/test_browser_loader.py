@@ -15,7 +15,7 @@ from playwright.sync_api import Page, Route, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
 from tests.e2e.chromium import MARK_INTERACTIVE
-from tests.e2e.test_browser_monitoring import open_page
+from tests.e2e.helpers import open_page
 
 INLINE_ERROR = "Lookout test: inline before modules"
 # After the loader (in <head>), before the app's modules (the async module script ends <body>).

@@ -16,22 +16,16 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from app.monitoring.browser import CONFIG_ELEMENT_ID, browser_config
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
+from tests.e2e.helpers import open_page
 from tests.e2e.local_dsn import local_dsn
 
 
 def expected_config(app_server: AppServer) -> dict:
     """The e2e server runs with the default settings, and the local DSN's key from its database."""
     return browser_config(dataclasses.replace(Settings.from_env({}), local_dsn=local_dsn(app_server)))
-
-
-def open_page(page: Page, app_server: AppServer, path: str = "/") -> None:
-    """Open `path` and wait until the SDK runs, the page rendered and tracing (loaded when the
-    browser is first idle) has arrived, so that navigations from here on are traced."""
-    page.goto(app_server.url + path)
-    page.wait_for_function("() => window.lookout?.tracing === true && !!document.querySelector('#page-title')")
 
 
 def events_with(outbox: Outbox, text: str, after: int, timeout: float = 15) -> list[dict]:

@@ -13,9 +13,8 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.conftest import VIEWER, VIEWER_PASSWORD
+from tests.e2e.helpers import VIEWER, VIEWER_PASSWORD, open_page
 from tests.e2e.local_dsn import local_dsn
-from tests.e2e.test_browser_monitoring import open_page
 from tests.monitoring.envelopes import build
 from tests.netns import Namespace
 

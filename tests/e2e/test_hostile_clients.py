@@ -26,7 +26,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.conftest import LOG_DIR
+from tests.e2e.helpers import LOG_DIR
 from tests.e2e.hostile_transcript import Transcript
 from tests.monitoring.envelopes import assemble
 from tests.netns import Namespace

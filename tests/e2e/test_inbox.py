@@ -11,28 +11,9 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import AppServer
+from tests.e2e.helpers import inbox_event, open_page
 from tests.e2e.local_dsn import local_dsn
-from tests.e2e.test_browser_monitoring import open_page
 from tests.monitoring.envelopes import build
-
-
-def inbox_event(app_server: AppServer, event_id: str, timeout: float = 30) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = httpx.get(f"{app_server.url}/api/inbox/events/{event_id}")
-        if answer.status_code == 200 or time.monotonic() > deadline:
-            assert answer.status_code == 200, f"{answer.text}\nwhat the app logged about it:\n{_log_about(app_server, event_id)}"
-            return answer.json()
-        time.sleep(0.2)
-
-
-def _log_about(app_server: AppServer, event_id: str) -> str:
-    """The app log's lines on the outbox, the tunnel and the feeder, or naming the event (for a failure's message)."""
-    if not app_server.log_path.exists():
-        return "(no log)"
-    words = (event_id, "outbox", "tunnel", "feeder", "inbox", "envelope")
-    lines = app_server.log_path.read_text(errors="replace").splitlines()
-    return "\n".join([line for line in lines if any(w in line for w in words)][-40:]) or "(nothing)"
 
 
 def test_browser_and_backend_errors_become_issues_in_the_inbox(app_server: AppServer, page: Page) -> None:

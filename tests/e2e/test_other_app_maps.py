@@ -1,7 +1,7 @@
 """Another app's source maps in the built app (issue #15): a small shop bundled and minified by the
 pinned esbuild with the real `@sentry/browser`, its chunk given a debug ID by `sentry-cli sourcemaps
 inject`, uploaded to Lookout by the real `sentry-cli sourcemaps upload` with a token from
-`python -m app.inbox.tokens`, served from a static server of its own on loopback (another origin)
+`python -m app.sourcemaps.tokens`, served from a static server of its own on loopback (another origin)
 and loaded in Chromium: its error arrives with the original file and function. The same bundle
 uploaded again sends no chunk."""
 
@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import Browser
 
 from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.test_inbox import inbox_event
+from tests.e2e.helpers import inbox_event
 
 TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
 # @sentry/browser from the npm registry, the version the app's own @sentry/react pins (installed with it).
@@ -77,7 +77,7 @@ def shop(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> Ite
     host = app_server.url.removeprefix("http://")
     dsn = lookout_cli(app_server, "app.inbox.projects", "--host", host, "add", "demo-shop").strip()
     project_id = dsn.rsplit("/", 1)[1]
-    token = re.search(r"\b[0-9a-f]{64}\b", lookout_cli(app_server, "app.inbox.tokens", "add", "demo-shop"))[0]
+    token = re.search(r"\b[0-9a-f]{64}\b", lookout_cli(app_server, "app.sourcemaps.tokens", "add", "demo-shop"))[0]
     (root / "dist" / "index.html").write_text(PAGE.format(dsn=dsn))
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root / "dist")))

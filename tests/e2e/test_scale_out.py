@@ -18,7 +18,7 @@ import sqlalchemy
 from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.conftest import LOG_DIR
+from tests.e2e.helpers import LOG_DIR
 from tests.e2e.local_dsn import local_dsn
 from tests.monitoring.envelopes import error_event
 from tests.services import Postgres, Redis, children

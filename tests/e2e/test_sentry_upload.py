@@ -1,6 +1,6 @@
 """Sentry mode end to end: the app built for production (`reflex run --env prod`, in a copy of the
 project) with SENTRY_DSN, SENTRY_URL, SENTRY_AUTH_TOKEN, SENTRY_ORG and SENTRY_PROJECT naming a
-second Lookout (`app.inbox.standalone` under granian) that plays Sentry: the build uploads its maps
+second Lookout (`app.ingest.standalone` under granian) that plays Sentry: the build uploads its maps
 there with the pinned sentry-cli, the home page says so, and a `/try` error from Chromium, forwarded
 through the tunnel to the second Lookout, arrives there with its original frames."""
 
@@ -16,10 +16,8 @@ from playwright.sync_api import Page, expect
 from app.inbox.reading import InboxReader
 from app.sourcemaps import bundle, to_sentry
 from tests.e2e.app_server import AppServer
-from tests.e2e.conftest import LOG_DIR
-from tests.e2e.test_browser_monitoring import open_page
-from tests.e2e.test_source_maps import _copy_project, serving
-from tests.sourcemaps.test_to_sentry import SecondLookout, serving_second_lookout
+from tests.e2e.helpers import LOG_DIR, _copy_project, open_page, serving
+from tests.sourcemaps.second_lookout import SecondLookout, serving_second_lookout
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 from app.monitoring.event_errors import TOAST_TITLE
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
-from tests.e2e.test_browser_monitoring import open_page
+from tests.e2e.helpers import open_page
 
 
 def _frames(event: dict) -> list[dict]:

@@ -6,11 +6,8 @@ same issue."""
 from __future__ import annotations
 
 import gzip
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -18,12 +15,17 @@ from playwright.sync_api import Browser, Page, expect
 
 from app.sourcemaps.pages import page_sources, route_module
 from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.conftest import LOG_DIR, tree_state
-from tests.e2e.test_browser_monitoring import open_page
-from tests.e2e.test_inbox import inbox_event
+from tests.e2e.helpers import (
+    LOG_DIR,
+    TRY_MODULE,
+    _copy_project,
+    inbox_event,
+    open_page,
+    serving,
+    tree_state,
+)
 
 ASSETS = ROOT / ".web" / "build" / "client" / "assets"
-TRY_MODULE = ".web/app/routes/[try]._index.jsx"  # the route module Reflex generates for app/pages/try_errors.py's page
 
 # (button, the function that threw, text of the statement that threw)
 CASES = [
@@ -114,32 +116,6 @@ def test_every_page_names_the_modules_reflex_generated_for_it(app_server: AppSer
 
 def test_building_leaves_the_tree_as_it_was(app_server: AppServer) -> None:
     assert tree_state() == app_server.tree_before
-
-
-def _copy_project(destination: Path) -> None:
-    """The project's files (tracked and new, not ignored) and its installed front end, in another directory."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                            capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (destination / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / name)
-    web = ROOT / ".web"
-    # Not the first build's output: the second makes its own.
-    shutil.copytree(web, destination / ".web", symlinks=True,
-                    ignore=lambda folder, _: ["build", "lookout-sourcemaps"] if Path(folder) == web else [])
-    (destination / ".tools").symlink_to(ROOT / ".tools")
-
-
-def serving(server: AppServer) -> Iterator[AppServer]:
-    """`server` started, for a fixture to `yield from`: stopped afterwards; its log kept only if it failed to start."""
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        server.log_path.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.conftest import VIEWER, VIEWER_PASSWORD
+from tests.e2e.helpers import VIEWER, VIEWER_PASSWORD
 from tests.netns import Namespace
 
 OPTIONS = "/api/0/organizations/lookout/chunk-upload/"  # what sentry-cli asks first (app/sourcemaps/upload_api.py)

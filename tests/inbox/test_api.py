@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from app.console.accounts import COOKIE, Accounts, Viewer
 from app.inbox import api
-from app.inbox.accounts import COOKIE, Accounts, Viewer
-from app.inbox.store import InboxReader, InboxStore
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from tests.concurrency import Peak
-from tests.inbox.test_store import error, event_envelope
+from tests.factories import error, event_envelope
 
 pytestmark = pytest.mark.anyio
 

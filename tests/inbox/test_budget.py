@@ -8,12 +8,11 @@ import time
 import uuid
 
 from app.inbox.budget import InboxBudget
-from app.inbox.feeder import InboxFeeder
-from app.inbox.store import InboxStore
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_retention import big_error, feed, held_bytes, local_rows, titles
-from tests.inbox.test_store import query
+from tests.environment import LOCAL_DSN
+from tests.factories import big_error, feed, held_bytes, local_rows, query, titles
 from tests.monitoring.envelopes import build
 
 

@@ -9,12 +9,12 @@ import time
 import sqlalchemy
 
 from app.inbox.eviction import delete_events, delete_issues, stored_bytes
-from app.inbox.feeder import InboxFeeder
-from app.inbox.store import LOGS, InboxStore
+from app.inbox.tables import LOGS
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_retention import local_rows
-from tests.inbox.test_store import error, event_envelope, query
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, local_rows, query
 from tests.monitoring.envelopes import build
 
 

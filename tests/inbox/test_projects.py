@@ -11,20 +11,21 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy
-from alembic import command
 
+from alembic import command
 from app import db
 from app.inbox import projects as module
-from app.inbox.feeder import InboxFeeder
 from app.inbox.projects import Project, Projects, settle_local_dsn
-from app.inbox.store import InboxReader, InboxStore, UnknownProject
+from app.inbox.reading import InboxReader
+from app.ingest.feeder import InboxFeeder
+from app.ingest.incoming import UnknownProject
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.ratelimits import RateLimits
-from app.monitoring.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from tests.alerts.test_triggers import as_before_alerts
-from tests.inbox.test_store import error, event_envelope
+from app.protocol.ratelimits import RateLimits
+from app.settings import Dsn, Settings
+from tests.factories import as_before_alerts, error, event_envelope
 from tests.monitoring.envelopes import error_event
 
 

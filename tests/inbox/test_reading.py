@@ -9,15 +9,14 @@ import uuid
 import pytest
 import sqlalchemy
 
-from app.inbox.feeder import InboxFeeder
 from app.inbox.reading import InboxReader, TraceReader
-from app.inbox.store import InboxStore
 from app.inbox.tables import LOGS
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope
 from tests.monitoring.envelopes import build
-
 
 # Stored before the inbox refused such documents (or written by hand): each is its own problem when
 # read back, never the page's. Python's decoder raised RecursionError on the first.

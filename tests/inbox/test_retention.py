@@ -7,12 +7,21 @@ import json
 import time
 import uuid
 
+from app.inbox.reading import InboxReader
 from app.inbox.retention import DAY, Caps, Retention
-from app.inbox.store import InboxReader, InboxStore
-from app.inbox.feeder import InboxFeeder
-from app.monitoring.outbox import LOCAL, OutboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope, query
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
+from app.monitoring.outbox import OutboxStore
+from tests.environment import LOCAL_DSN
+from tests.factories import (
+    big_error,
+    error,
+    event_envelope,
+    held_bytes,
+    local_rows,
+    query,
+    titles,
+)
 from tests.monitoring.envelopes import build
 
 
@@ -49,10 +58,6 @@ def test_old_events_go_except_each_issues_first_and_latest(inbox: InboxStore) ->
     old = add(inbox, "'old'", 4, at=1000.0)
     Retention(inbox.engine, Caps(max_age_days=1)).run(now=1000.0 + 2 * DAY)
     assert kept(inbox, old) == [old[0], old[3]]
-
-
-def local_rows(outbox: OutboxStore, bodies: list[bytes], at: float) -> None:
-    outbox.add_many([{"dsn": LOCAL_DSN, "status": LOCAL, "received_at": at, "size": len(b), "body": b} for b in bodies])
 
 
 def test_transactions_logs_and_raw_envelopes_keep_the_newest(inbox: InboxStore) -> None:
@@ -92,27 +97,6 @@ def test_an_envelope_stays_while_a_kept_event_is_stored_in_it(inbox: InboxStore)
 # Issue 13, item 10: the inbox has a byte budget and an issue cap, and cannot fill the outbox ------
 
 
-def big_error(name: str, size: int = 30_000) -> dict:
-    """An error with a fingerprint of its own and `size` bytes of extra data."""
-    return {**error(f"'{name}'"), "fingerprint": [name], "extra": {"blob": "x" * size}}
-
-
-def feed(outbox: OutboxStore, inbox: InboxStore, events: list[dict], at: float) -> None:
-    local_rows(outbox, [event_envelope(event) for event in events], at)
-    while InboxFeeder(outbox, inbox).feed_once():
-        pass
-
-
-def held_bytes(inbox: InboxStore) -> int:
-    """What the inbox holds in the outbox (envelopes read or rejected), by the rows' own sizes."""
-    [(size,)] = query(inbox, "select coalesce(sum(size), 0) from outbox")
-    return int(size)
-
-
-def titles(inbox: InboxStore) -> list[str]:
-    return [title for (title,) in query(inbox, "select title from inbox_issue order by id")]
-
-
 def test_past_the_issue_cap_the_oldest_least_seen_issues_go_with_their_events(inbox: InboxStore) -> None:
     add(inbox, "'often'", 3, at=1000.0)
     for n, name in enumerate("abcd"):  # letters: digits would be grouped as one value
@@ -129,10 +113,11 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
     import asyncio
     import dataclasses
 
-    from app.monitoring.ratelimits import RateLimits
-    from app.monitoring.settings import Settings
     from app.monitoring.stats import TunnelStats
-    from app.monitoring.tunnel import Refused, Tunnel
+    from app.monitoring.tunnel import Tunnel
+    from app.protocol.asgi import Refused
+    from app.protocol.ratelimits import RateLimits
+    from app.settings import Settings
 
     settings = dataclasses.replace(Settings.from_env({}), outbox_max_bytes=300_000)
     outbox = OutboxStore(inbox.engine)

@@ -8,9 +8,10 @@ import pytest
 import sqlalchemy
 
 from app.inbox import states
-from app.inbox.store import InboxReader, InboxStore
-from tests.inbox.conftest import LOCAL_DSN
-from tests.inbox.test_store import error, event_envelope, query
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
+from tests.environment import LOCAL_DSN
+from tests.factories import error, event_envelope, query
 from tests.monitoring.envelopes import build
 
 

@@ -1,8 +1,7 @@
-"""A tunnel pipeline on a real SQLite file, and a real upstream on loopback."""
+"""A tunnel pipeline on a real SQLite file (the `engine` fixture: tests/databases.py), and a real upstream on loopback."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -10,16 +9,13 @@ import httpx
 import pytest
 import sentry_sdk
 import sqlalchemy
-from sentry_sdk.envelope import Envelope
-from sentry_sdk.transport import Transport
 
-from app import db
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
-from app.monitoring.ratelimits import RateLimits
-from app.monitoring.settings import Dsn, Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
+from app.protocol.ratelimits import RateLimits
+from app.settings import Settings
 from tests.monitoring.upstream import Upstream
 
 
@@ -27,14 +23,6 @@ from tests.monitoring.upstream import Upstream
 def upstream() -> Iterator[Upstream]:
     with Upstream() as server:
         yield server
-
-
-@pytest.fixture
-def engine(database_url: str) -> sqlalchemy.Engine:
-    """A migrated database: each test runs on SQLite and on PostgreSQL (tests/conftest.py)."""
-    eng = db.engine(database_url)
-    db.migrate(eng)
-    return eng
 
 
 @dataclass
@@ -49,13 +37,6 @@ class Pipeline:
 
     async def post(self, body: bytes, **headers: str) -> httpx.Response:
         return await self.client.post(self.settings.tunnel_path, content=body, headers=headers)
-
-
-def sentry_settings(upstream: Upstream, **changes: object) -> Settings:
-    dsn = Dsn.parse(f"http://public@127.0.0.1:{upstream.port}/42")
-    base = Settings.from_env({})
-    fast = {"retry_base_s": 0.05, "retry_max_s": 0.2, "forward_timeout_s": 2.0}
-    return dataclasses.replace(base, dsn=dsn, **{**fast, **changes})
 
 
 @pytest.fixture
@@ -88,34 +69,6 @@ async def make_pipeline(engine: sqlalchemy.Engine) -> AsyncIterator:
             await pipeline.forwarder.aclose()
         await pipeline.tunnel.writer.close()
         await pipeline.client.aclose()
-
-
-async def until(condition, timeout: float = 15) -> None:
-    """Wait, without blocking the event loop (the forwarder runs on it), until `condition()`."""
-    import asyncio
-
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
-
-
-async def accepted(upstream: Upstream, count: int, timeout: float = 15) -> list:
-    await until(lambda: len(upstream.accepted) >= count, timeout)
-    return upstream.accepted
-
-
-class CapturingTransport(Transport):
-    """Keeps every envelope sentry-sdk hands over (as sentry-sdk's own test-suite does)."""
-
-    def __init__(self, options: dict | None = None) -> None:
-        super().__init__(options)
-        self.envelopes: list[Envelope] = []
-
-    def capture_envelope(self, envelope: Envelope) -> None:
-        self.envelopes.append(envelope)
-
-    def items(self, item_type: str) -> list[dict]:
-        return [item.payload.json for envelope in self.envelopes for item in envelope.items if item.type == item_type]
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ bodies are being refused.
 
 from __future__ import annotations
 
-from app import startup
-from app.monitoring import pipeline
-from app.monitoring.asgi import Receive, Scope, Send, respond, serve_lifespan
+from app import startup, wiring
+from app.protocol.asgi import Receive, Scope, Send, respond, serve_lifespan
 
 
 async def ping(scope: Scope, receive: Receive, send: Send) -> None:
@@ -23,11 +22,11 @@ async def ping(scope: Scope, receive: Receive, send: Send) -> None:
         await respond(send, 404, b'{"detail":"Not Found"}')
 
 
-_served = pipeline.ingest.asgi(pipeline.tunnel.asgi(ping))
+_served = wiring.ingest.asgi(wiring.tunnel.asgi(ping))
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
-        await serve_lifespan(receive, send, startup.prepare_process, pipeline.run_forwarder, pipeline.run_inbox)
+        await serve_lifespan(receive, send, startup.prepare_process, wiring.run_forwarder, wiring.run_inbox)
     else:
         await _served(scope, receive, send)

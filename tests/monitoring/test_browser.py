@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,8 @@ from reflex.utils.prerequisites import get_web_dir
 from app import db
 from app.inbox.projects import Projects, settle_local_dsn
 from app.monitoring import browser, loader
-from app.monitoring.settings import Settings, SettingsError
-from tests.conftest import LOCAL_ENV
+from app.settings import Settings, SettingsError
+from tests.environment import LOCAL_ENV
 
 
 def test_the_configuration_carries_the_spec_values_from_the_settings(engine: sqlalchemy.Engine) -> None:

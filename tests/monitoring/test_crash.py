@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from tests.e2e.app_server import ROOT
-from tests.services import free_port
-from tests.monitoring.conftest import until
 from tests.monitoring.envelopes import error_event
+from tests.monitoring.helpers import until
 from tests.monitoring.upstream import Upstream
+from tests.services import free_port
 
 pytestmark = pytest.mark.anyio
 

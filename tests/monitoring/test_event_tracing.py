@@ -18,9 +18,9 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from reflex_base import otel
 
 from app.monitoring import event_errors, event_tracing, server
-from app.monitoring.settings import Settings
-from tests.conftest import LOCAL_ENV
-from tests.monitoring.conftest import CapturingTransport
+from app.settings import Settings
+from tests.environment import LOCAL_ENV
+from tests.monitoring.helpers import CapturingTransport
 from tests.monitoring.upstream import Upstream
 
 BROWSER_TRACE, BROWSER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"

@@ -11,9 +11,9 @@ import httpx
 import pytest
 import sqlalchemy
 
-from app.monitoring.forwarder import Forwarder, backoff
-from tests.monitoring.conftest import accepted, sentry_settings, until
+from app.monitoring.forwarder import Forwarder
 from tests.monitoring.envelopes import SAMPLE_PATHS, build, error_event
+from tests.monitoring.helpers import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio
@@ -21,13 +21,6 @@ pytestmark = pytest.mark.anyio
 def outbox_count(pipeline) -> int:
     with pipeline.store.engine.connect() as connection:
         return connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
-
-
-def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
-    assert backoff(0, 1, 300, rand=lambda: 0) == 0.5
-    assert backoff(0, 1, 300, rand=lambda: 1) == 1
-    assert backoff(3, 1, 300, rand=lambda: 1) == 8
-    assert backoff(30, 1, 300, rand=lambda: 1) == 300
 
 
 async def test_5xx_is_retried_until_delivered_once(make_pipeline, upstream: Upstream) -> None:

@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from app.monitoring.asgi import Request
 from app.monitoring.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
-from app.monitoring.settings import Settings
+from app.protocol.asgi import Request
+from app.settings import Settings
 from tests.concurrency import Peak
 
 pytestmark = pytest.mark.anyio

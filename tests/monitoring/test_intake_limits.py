@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.monitoring.intake_limits import Buckets
-from tests.monitoring.test_ratelimits import Clock
+from tests.factories import Clock
 
 
 def test_a_key_may_send_until_its_minute_is_spent_then_waits_for_the_refill() -> None:

@@ -11,8 +11,8 @@ from reflex.compiler import compiler
 from reflex.compiler import utils as compiler_utils
 
 from app.monitoring import browser, loader
-from app.monitoring.settings import Settings
-from tests.conftest import LOCAL_ENV
+from app.settings import Settings
+from tests.environment import LOCAL_ENV
 
 
 def _module_strings(text: str) -> dict[str, str]:

@@ -8,11 +8,7 @@ import pytest
 import sqlalchemy
 
 from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore
-
-
-def row(dsn: str = "d1", status: str = PENDING, body: bytes = b"envelope", **extra: object) -> dict[str, object]:
-    return {"dsn": dsn, "status": status, "received_at": 0.0, "content_encoding": "", "categories": "error",
-            "event_id": None, "size": len(body), "body": body, **extra}
+from tests.monitoring.helpers import row
 
 
 def test_rows_come_back_per_dsn_in_receipt_order(engine: sqlalchemy.Engine) -> None:

@@ -11,7 +11,7 @@ import sqlalchemy
 from app import db
 from app.monitoring.outbox import OutboxStore, StoreFailed
 from app.monitoring.outbox_writer import LOOP_BUSY_TIMEOUT_MS, OutboxWriter
-from tests.monitoring.test_outbox import row
+from tests.monitoring.helpers import row
 
 
 @pytest.fixture(params=[True, False], ids=["commits-on-the-loop", "commits-on-a-thread"])

@@ -10,9 +10,9 @@ import sqlalchemy
 
 from app.inbox.projects import settle_local_dsn
 from app.monitoring import browser, server
-from app.monitoring.settings import Settings
-from tests.conftest import LOCAL_ENV
-from tests.monitoring.conftest import CapturingTransport
+from app.settings import Settings
+from tests.environment import LOCAL_ENV
+from tests.monitoring.helpers import CapturingTransport
 
 
 def test_options_come_from_the_same_settings_as_the_browser(engine: sqlalchemy.Engine) -> None:

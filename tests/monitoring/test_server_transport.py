@@ -13,10 +13,10 @@ import sqlalchemy
 from app.monitoring import server
 from app.monitoring.outbox import LOCAL, PENDING, OutboxStore
 from app.monitoring.server_transport import OutboxTransport
-from app.monitoring.settings import Settings
-from tests.conftest import LOCAL_ENV
+from app.settings import Settings
 from tests.e2e.captured import parse_envelope
-from tests.monitoring.conftest import accepted, sentry_settings, until
+from tests.environment import LOCAL_ENV
+from tests.monitoring.helpers import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
 
 

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from app.monitoring.outbox import OutboxStore
-from app.monitoring.ratelimits import RateLimits
-from app.monitoring.settings import Settings
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from tests.conftest import LOCAL_ENV
+from app.protocol.ratelimits import RateLimits
+from app.settings import Settings
+from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 
 SETTINGS = Settings.from_env(LOCAL_ENV)

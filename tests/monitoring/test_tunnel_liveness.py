@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from app import db
-from app.inbox.store import InboxReader
+from app.inbox.reading import InboxReader
 from tests.e2e.app_server import ROOT
 from tests.monitoring.envelopes import error_event, header_line
 from tests.services import free_port

@@ -17,17 +17,24 @@ from app import db
 from app.alerts import configure
 from app.alerts.configure import CHANNELS, DELIVERIES
 from app.alerts.rules import Rules
-from app.components import console
-from app.components.console import REFUSED
-from app.inbox.accounts import COOKIE, Accounts, Viewer
+from app.console import state as console
+from app.console.accounts import Accounts
+from app.console.state import REFUSED
 from app.inbox.projects import Projects
-from app.inbox.store import InboxStore
+from app.ingest.store import InboxStore
 from app.models import Alert, AlertRules
-from app.monitoring.settings import Dsn
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
-from tests.components.test_console import LOOPBACK, STRANGER, client_state, run, shown
-from tests.conftest import LOCAL_DSN
+from app.settings import Dsn
+from tests.console.clients import (
+    LOOPBACK,
+    STRANGER,
+    client_state,
+    run,
+    shown,
+    signed_in,
+)
+from tests.environment import LOCAL_DSN
 
 HOOK = "https://hooks.example.com/services/lookout/0123456789"
 SECRET = "kept-secret-of-the-json-channel"
@@ -55,11 +62,6 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalche
     for name, role in (("vera", "viewer"), ("max", "maintainer")):
         accounts.add_user(name, role, f"{name}-password")
     yield eng
-
-
-def signed_in(engine: sqlalchemy.Engine, name: str, role: str) -> dict[str, object]:
-    token = console.accounts().start_session(Viewer(name, role))
-    return {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000", "cookie": f"{COOKIE}={token}"}}
 
 
 def call(state: AlertsState, name: str, *args: object) -> None:

@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from app import db
-from app.components import console
-from app.inbox.accounts import COOKIE, Accounts, Viewer
-from app.monitoring import pipeline
-from app.monitoring.settings import Settings
+from app import db, wiring
+from app.console import state as console
+from app.console.accounts import COOKIE, Accounts, Viewer
 from app.pages import home
 from app.pages.home import HomeState
+from app.settings import Settings
 from app.sourcemaps import to_sentry
-from tests.components.test_console import LOOPBACK, STRANGER, client_state, run
-from tests.conftest import LOCAL_ENV
+from tests.console.clients import LOOPBACK, STRANGER, client_state, run
+from tests.environment import LOCAL_ENV
 from tests.sourcemaps import fake_bundles
 
 SENTRY_ENV = {"SENTRY_DSN": "https://key@o1.ingest.sentry.io/2", "SENTRY_AUTH_TOKEN": "f" * 64,
@@ -33,7 +32,7 @@ def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     engine = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(engine)
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    monkeypatch.setattr(pipeline.store, "engine", engine)  # the tunnel's figures on the home page
+    monkeypatch.setattr(wiring.store, "engine", engine)  # the tunnel's figures on the home page
     accounts = Accounts(engine, from_env={})
     accounts.add_user("vera", "viewer", "vera-password")
     monkeypatch.setattr(console, "_accounts", accounts)

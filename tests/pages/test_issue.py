@@ -11,13 +11,21 @@ import uuid
 import pytest
 import sqlalchemy
 
-from app.components.console import REFUSED
-from app.inbox.present_stack import MINIFIED, ORIGINAL
-from app.inbox.store import InboxReader, InboxStore
-from app.monitoring.settings import SETTINGS
+from app.console.state import REFUSED
+from app.inbox.reading import InboxReader
+from app.ingest.store import InboxStore
 from app.pages import issue
 from app.pages.issue import IssueState
-from tests.components.test_console import LOOPBACK, STRANGER, client_state, engine, run, shown  # noqa: F401 (engine: a fixture)
+from app.presentation.stack import MINIFIED, ORIGINAL
+from app.settings import SETTINGS
+from tests.console.clients import (  # noqa: F401 (engine: a fixture)
+    LOOPBACK,
+    STRANGER,
+    client_state,
+    engine,
+    run,
+    shown,
+)
 from tests.monitoring.envelopes import build
 
 MARKER = f"stack-{uuid.uuid4().hex}"

@@ -15,19 +15,25 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app import db
-from app.components import console
-from app.components.console import REFUSED
-from app.inbox.accounts import Accounts
+from app.console import state as console
+from app.console.accounts import Accounts
+from app.console.state import REFUSED
 from app.inbox.projects import Projects
-from app.inbox.store import InboxStore
-from app.inbox.tokens import TokenRefused, Tokens
-from app.monitoring.settings import Dsn
+from app.ingest.store import InboxStore
 from app.pages import tokens_state
 from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
+from app.settings import Dsn
 from app.sourcemaps.tables import TOKENS
-from tests.components.test_console import LOOPBACK, STRANGER, client_state, run, shown
-from tests.conftest import LOCAL_DSN
-from tests.pages.test_alerts_state import signed_in
+from app.sourcemaps.tokens import TokenRefused, Tokens
+from tests.console.clients import (
+    LOOPBACK,
+    STRANGER,
+    client_state,
+    run,
+    shown,
+    signed_in,
+)
+from tests.environment import LOCAL_DSN
 
 HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 0, 2**70, 3.5, [1], {"id": 1}, "1; drop table upload_token"]
 

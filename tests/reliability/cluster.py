@@ -30,7 +30,7 @@ class Tunnels:
     env: dict[str, str]
     log: Path
     workers: int = 2
-    module: str = "app.monitoring.standalone:app"  # or app.inbox.standalone:app, the inbox and its alerts
+    module: str = "app.monitoring.standalone:app"  # or app.ingest.standalone:app, the inbox and its alerts
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -69,7 +69,7 @@ class Tunnels:
         return victim
 
     def lease_holder_pid(self, name: str) -> int | None:
-        """The pid of the worker holding lease `name` (app/monitoring/leases.py), if any."""
+        """The pid of the worker holding lease `name` (app/background/leases.py), if any."""
         holder = read_value(self.env["DATABASE_URL"], "select holder from worker_lease where name = :name", name=name)
         return int(str(holder).split(":")[1]) if holder else None
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from app.monitoring.forwarder import LANE_BATCH
-from tests.monitoring.conftest import until
+from tests.monitoring.helpers import until
 from tests.monitoring.envelopes import error_event
 from tests.monitoring.upstream import Upstream
 from tests.reliability.cluster import Outcome, Tunnels, post_all
@@ -154,7 +154,7 @@ async def test_duplicate_envelopes_are_each_acknowledged_and_forwarded(
     tunnels: Tunnels, upstream: Upstream, figures: dict[str, object]
 ) -> None:
     # The tunnel is a relay: it keeps and forwards every copy it acknowledged, in order; Sentry
-    # (like Lookout's inbox, tests/inbox/test_store.py) keeps one event per event_id.
+    # (like Lookout's inbox, tests/ingest/test_store.py) keeps one event per event_id.
     tunnels.start()
     once = bodies(upstream, 50, "twice")
     sent = once * 4

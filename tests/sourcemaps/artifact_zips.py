@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy
 
-from app.inbox.tokens import TokenRow
 from app.sourcemaps.chunks import ChunkStore
+from app.sourcemaps.tokens import TokenRow
 from app.sourcemaps.uploads import assemble, build_id
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from app.sourcemaps.maps import PageSource, StoredMap
-from tests.conftest import IN_CI
+from tests.environment import IN_CI
 from tests.sourcemaps.real_build import ESBUILD, SENTRY_CLI
 
 ROUTE = ".web/app/routes/[try]._index.jsx"

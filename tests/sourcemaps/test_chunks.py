@@ -7,7 +7,6 @@ import pytest
 import sqlalchemy
 
 from app.sourcemaps.chunks import MAX_AGE_S, ChunkStore
-from tests.inbox.conftest import engine  # noqa: F401 (fixture: SQLite and PostgreSQL)
 from tests.sourcemaps.artifact_zips import sha1
 
 A, B, C = b"first chunk", b"second chunk", b"third chunk"

@@ -15,12 +15,12 @@ from sqlalchemy import func, select
 
 from app import db
 from app.inbox.projects import Projects
-from app.inbox.tokens import Tokens
-from app.monitoring.settings import LOCAL_PROJECT_ID
+from app.settings import LOCAL_PROJECT_ID
 from app.sourcemaps import bundle
 from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle, import_present
 from app.sourcemaps.tables import BUILDS, FILES
+from app.sourcemaps.tokens import Tokens
 from tests.concurrency import all_at_once
 from tests.sourcemaps import fake_bundles, real_build
 from tests.sourcemaps.artifact_zips import js_file, uploaded

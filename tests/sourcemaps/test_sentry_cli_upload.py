@@ -1,4 +1,4 @@
-"""The pinned sentry-cli uploads another app's source maps to a running Lookout: `app.inbox.standalone`
+"""The pinned sentry-cli uploads another app's source maps to a running Lookout: `app.ingest.standalone`
 under granian on loopback (a real SQLite file), its upload API taking tokens made with
 `Tokens(engine).add(project)`. A two-module app bundled and minified by the pinned esbuild, injected
 with `sentry-cli sourcemaps inject`, uploaded with `sentry-cli sourcemaps upload`; the same upload
@@ -25,15 +25,15 @@ from sqlalchemy import select
 
 from app import db
 from app.inbox.projects import Project, Projects
-from app.inbox.store import InboxStore
-from app.inbox.tokens import Tokens
-from app.monitoring.settings import Dsn
+from app.ingest.store import InboxStore
+from app.settings import Dsn
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
-from tests.conftest import LOCAL_DSN
+from app.sourcemaps.tokens import Tokens
+from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.sourcemaps.real_build import ESBUILD, SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import need_tools
-from tests.sourcemaps.test_to_sentry import frames_of, stored_event
+from tests.sourcemaps.second_lookout import frames_of, stored_event
 
 CHUNK_BYTES = 2048  # several chunks for the small app's bundle
 MAX_BUNDLE_BYTES = 64 * 1024
@@ -74,7 +74,7 @@ def lookout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lookout]:
         "DATABASE_URL": url, "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_SERVER_MONITORING": "off",
         "REFLEX_WEB_WORKDIR": str(tmp / "web"), "LOOKOUT_UPLOAD_CHUNK_BYTES": str(CHUNK_BYTES),
         "LOOKOUT_UPLOAD_MAX_BUNDLE_BYTES": str(MAX_BUNDLE_BYTES),
-    }, log=tmp / "lookout.log", workers=1, module="app.inbox.standalone:app")
+    }, log=tmp / "lookout.log", workers=1, module="app.ingest.standalone:app")
     server.start()
     try:
         yield Lookout(server, engine, billing, Tokens(engine).add(billing.id, "billing CI")[1])

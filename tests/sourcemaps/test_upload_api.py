@@ -17,12 +17,12 @@ import sqlalchemy
 
 from app import db
 from app.inbox.projects import Projects
-from app.inbox.tokens import NO_TOKEN, Tokens
-from app.monitoring.settings import Settings
 from app.origin_guard import OriginGuard
+from app.settings import Settings
 from app.sourcemaps import upload_api
 from app.sourcemaps.chunks import ChunkStore
 from app.sourcemaps.library import MapLibrary
+from app.sourcemaps.tokens import NO_TOKEN, Tokens
 from tests.sourcemaps.artifact_zips import artifact_bundle, cut, js_file, sha1
 
 pytestmark = pytest.mark.anyio

@@ -15,15 +15,14 @@ import sqlalchemy
 from sqlalchemy import func, select
 
 from app.inbox.projects import Projects
-from app.inbox.tokens import TokenRow, Tokens
-from app.monitoring.settings import Settings
+from app.settings import Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunks import MAX_AGE_S, ChunkStore
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
+from app.sourcemaps.tokens import TokenRow, Tokens
 from app.sourcemaps.uploads import Answer, UploadRefused, assemble, build_id
 from tests.concurrency import all_at_once
-from tests.inbox.conftest import engine  # noqa: F401 (fixture: SQLite and PostgreSQL)
 from tests.sourcemaps.artifact_zips import artifact_bundle, js_file, put_chunks, sha1
 
 SETTINGS = Settings.from_env({})

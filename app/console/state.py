@@ -1,0 +1,143 @@
+"""The state every console page shares: the access rule, relative times, and keeping a page live.
+
+The access rule: from this machine (loopback) the console is open, with every right; from any
+other address it needs a signed-in session (app/console/accounts.py), whose HttpOnly cookie comes
+with the page's connection to the backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import ClassVar
+
+import reflex as rx
+
+from app import db
+from app.console import access
+from app.console.accounts import Accounts, Viewer, cookie_token
+
+REFRESH_S = 2.0
+WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
+REFUSED = "Sign in to use the console from another machine."
+THIS_MACHINE = Viewer("this machine", "maintainer")
+_accounts: Accounts | None = None
+
+
+def accounts() -> Accounts:
+    """The console's accounts (LOOKOUT_CONSOLE_USERS is read on first use, i.e. at start-up)."""
+    global _accounts
+    if _accounts is None:
+        _accounts = Accounts(db.engine())
+    return _accounts
+
+
+def viewer_of(caller: access.Caller, cookie_header: str) -> Viewer | None:
+    """Who is using the console: this machine (app/console/access.py), a signed-in user (with the role they
+    have now), or nobody allowed."""
+    if access.this_machine(caller):
+        return THIS_MACHINE
+    token = cookie_token(cookie_header)
+    return accounts().session(token) if token else None
+
+
+def ago(timestamp: float, now: float) -> str:
+    seconds = max(0, int(now - timestamp))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+MAX_WATCHERS = 256  # live pages refreshing at once in this process; more wait for a free slot
+MAX_TEXT = 200  # characters kept of a search or filter value a client sends
+_watchers = 0
+
+
+def bounded(text: object, limit: int = MAX_TEXT) -> str:
+    """A client's text argument, as text and at most `limit` characters (anything else is "")."""
+    return text[:limit] if isinstance(text, str) else ""
+
+
+def one_of(value: object, choices: list[str] | tuple[str, ...], default: str) -> str:
+    """A client's choice when it is one of `choices`, else `default`."""
+    return value if isinstance(value, str) and value in choices else default
+
+
+class ConsoleState(rx.State, mixin=True):
+    """What each console page's state shares: the access check, made in every handler (each one
+    is a public endpoint: any websocket client can send any event, in any order, with any
+    arguments and any page path, without `load` having run), and, for a page with a `live_route`,
+    re-reading its data every REFRESH_S while it stays open, checking access on every turn.
+
+    Handlers change the page through `_show()`, never `_read()` directly: `_show()` reads only for
+    a client allowed to see the console, and clears everything the state holds for any other."""
+
+    refused: str = ""
+    watch_beat: float = 0.0  # when this client's watcher last ran (0: none)
+    live_route: ClassVar[str] = ""
+    viewer: str = ""  # who is signed in ("" from this machine)
+
+    async def _read(self) -> None:
+        raise NotImplementedError
+
+    def _viewer(self) -> Viewer | None:
+        # The headers of the page's own websocket upgrade (never the event's payload), with the
+        # session cookie (HttpOnly: page scripts never see it).
+        return viewer_of(access.Caller.from_router(self.router), self.router.headers.cookie)
+
+    def _allowed(self) -> bool:
+        """Whether this client may see the console now; if not, the state keeps none of its data."""
+        found = self._viewer()
+        if found is None:
+            self.reset()  # whatever an earlier, allowed client read goes (a session may have ended)
+            self.refused = REFUSED
+            return False
+        self.refused = ""
+        self.viewer = "" if found is THIS_MACHINE else f"{found.name} ({found.role})"
+        return True
+
+    def _maintainer(self) -> Viewer | None:
+        """The client when it may change the inbox (a maintainer, or this machine), else None."""
+        found = self._viewer() if self._allowed() else None
+        return found if found is not None and found.may_change else None
+
+    async def _show(self) -> bool:
+        """Re-read the page's data when the client is allowed to see it; whether it was."""
+        if not self._allowed():
+            return False
+        await self._read()
+        return True
+
+    @rx.event
+    async def load(self):
+        if await self._show() and self.live_route and not self._watched(time.time()):
+            return type(self).watch
+        return None
+
+    def _watched(self, now: float) -> bool:
+        return now - self.watch_beat < 3 * REFRESH_S
+
+    @rx.event(background=True)
+    async def watch(self) -> None:
+        """Keep a live page fresh while its client stays on it: one watcher per client, only for
+        a client allowed to see the console (checked again on every turn), for WATCH_FOR_S at most."""
+        global _watchers
+        async with self:
+            if not self.live_route or self._watched(time.time()) or not self._allowed() or _watchers >= MAX_WATCHERS:
+                return
+            self.watch_beat = time.time()
+        _watchers += 1
+        try:
+            started = time.monotonic()
+            while time.monotonic() - started < WATCH_FOR_S:
+                await asyncio.sleep(REFRESH_S)
+                async with self:
+                    if self.router.url.path.rstrip("/") != self.live_route or not await self._show():
+                        return
+                    self.watch_beat = time.time()
+        finally:
+            _watchers -= 1
+            async with self:
+                self.watch_beat = 0.0
+

@@ -1,0 +1,32 @@
+"""An event's tags as (key, value) pairs of bounded text: what the issue page shows
+(app/presentation/event.py) and what the issue's tag breakdown counts (app/inbox/reading.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.ingest.fields import text
+
+MAX_TEXT = 2000
+MAX_PAIRS = 200  # tags, contexts
+
+
+def tag_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
+    tags = event.get("tags")
+    pairs = tags.items() if isinstance(tags, dict) else tags if isinstance(tags, list) else []
+    rows = []
+    for pair in pairs:
+        if isinstance(pair, (list, tuple)) and len(pair) == 2:
+            rows.append((display(pair[0]), display(pair[1])))
+        if len(rows) >= MAX_PAIRS:
+            break
+    for key in ("environment", "release", "platform", "level", "server_name", "transaction"):
+        if event.get(key) not in (None, ""):
+            rows.append((key, display(event[key])))
+    return sorted(set(rows))
+
+
+def display(value: Any) -> str:
+    """The value as a string, cut at MAX_TEXT characters for display."""
+    shown = text(value)
+    return shown if len(shown) <= MAX_TEXT else shown[:MAX_TEXT] + "…"

@@ -1,0 +1,157 @@
+"""Sentry's standard ingest endpoints, for any SDK configured with a Lookout DSN
+(`http://<public key>@<this host>:<port>/<project id>`), in local mode:
+
+    POST /api/<project_id>/envelope/   an envelope
+    POST /api/<project_id>/store/      one event as JSON (the older protocol)
+
+The key comes from the `sentry_key` query parameter, the `X-Sentry-Auth` header, or the
+envelope header's `dsn` (read from the header line alone), and must be the project's: it is
+checked before the body is decoded or parsed. The same steps as the tunnel's follow
+(app/monitoring/intake.py: the client's and the key's rates, caps, encodings, envelope
+validation, heavy work off the event loop); an accepted envelope is committed to the outbox
+through the tunnel (so the feeder reads it into the inbox) before the answer. A /store/ event is
+decoded no further than the item cap. Any origin may post: the DSN is the credential, as with
+Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import anyio.to_thread
+
+from app.ingest import payloads
+from app.ingest.incoming import UnknownProject
+from app.ingest.store import InboxStore
+from app.monitoring.intake import unreadable
+from app.monitoring.tunnel import Tunnel
+from app.protocol import auth, encodings, envelope
+from app.protocol.asgi import (
+    ASGIApp,
+    ClientGone,
+    Receive,
+    Refused,
+    Request,
+    Scope,
+    Send,
+    encoded,
+    respond,
+)
+from app.protocol.ratelimits import category_of
+from app.settings import Dsn, SettingsError
+
+PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
+CORS = [
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-allow-methods", b"POST, OPTIONS"),
+    (b"access-control-allow-headers", b"Content-Type, Content-Encoding, X-Sentry-Auth"),
+    (b"access-control-max-age", b"86400"),
+]
+
+
+class Ingest:
+    def __init__(self, tunnel: Tunnel, inbox: InboxStore) -> None:
+        self.tunnel = tunnel
+        self.inbox = inbox
+        self.settings = tunnel.settings
+        self._known: dict[tuple[int, str], str] = {}  # (project id, key) found in the database → its DSN
+
+    def asgi(self, app: ASGIApp) -> ASGIApp:
+        """Serves the ingest paths and hands everything else to `app` (an `api_transformer`)."""
+
+        async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+            found = PATH.match(scope["path"]) if scope["type"] == "http" else None
+            if found is None:
+                return await app(scope, receive, send)
+            await self.handle(int(found[1]), found[2], scope, receive, send)
+
+        return serve
+
+    async def handle(self, project_id: int, kind: str, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "OPTIONS":
+            await send({"type": "http.response.start", "status": 204, "headers": CORS})
+            return await send({"type": "http.response.body", "body": b""})
+        if scope["method"] != "POST":
+            return await respond(send, 405, b'{"detail":"Use POST."}', [(b"allow", b"POST, OPTIONS"), *CORS])
+        try:
+            event_id = await self.accept(project_id, kind, scope, receive)
+        except Refused as refused:
+            self.tunnel.stats.reject(refused.reason)
+            body = json.dumps({"detail": refused.message}).encode()
+            return await respond(send, refused.status, body, [*CORS, *encoded(refused.headers)])
+        except ClientGone:
+            return None
+        await respond(send, 200, json.dumps({"id": event_id}).encode(), CORS)
+
+    async def accept(self, project_id: int, kind: str, scope: Scope, receive: Receive) -> str | None:
+        if self.settings.dsn is not None:
+            raise Refused(404, "This Lookout forwards to Sentry (SENTRY_DSN is set); it has no inbox to ingest into.", "no_inbox")
+        request, intake = Request(scope), self.tunnel.intake
+        raw = await intake.body(request, receive)
+        key = auth.sentry_key(scope)
+        if not key and kind == "envelope":
+            key = auth.key_of_dsn(envelope.header_dsn(intake.header(raw, request.content_encoding)), project_id)
+        if not key:
+            raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.", "forbidden_dsn")
+        dsn = await self._project_dsn(project_id, key)
+        if dsn is None:
+            raise Refused(403, f"Project {project_id} of this inbox has no key {key!r}.", "forbidden_dsn")
+        intake.charge_key(dsn, len(raw))
+        if kind == "store":
+            parsed, raw, encoding = await intake.heavy(self._store_as_envelope, raw, request.content_encoding)
+        else:
+            parsed, encoding = await intake.envelope(raw, request.content_encoding), request.content_encoding
+        categories = sorted({category_of(item.type) for item in parsed.items})
+        await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw)
+        return parsed.event_id
+
+    def _store_as_envelope(self, raw: bytes, content_encoding: str) -> tuple[envelope.Envelope, bytes, str]:
+        """The /store/ protocol's JSON event as an envelope of one event item (stored uncompressed)."""
+        limit = self.settings.max_item_bytes
+        try:
+            try:
+                body = encodings.decode(raw, content_encoding, limit)
+            except encodings.DecodeError as exc:
+                if exc.status != 413:
+                    raise
+                raise envelope.EnvelopeError(413, f"The event exceeds the {limit}-byte limit for an event.") from None
+            event = _json_event(body)
+            event_id = str(event.get("event_id") or uuid.uuid4().hex)
+            payload = json.dumps(event).encode()
+            if len(payload) > limit:
+                raise envelope.EnvelopeError(413, f"The event is {len(payload)} bytes; the limit is {limit}.")
+            raw = b"\n".join([
+                json.dumps({"event_id": event_id}).encode(),
+                json.dumps({"type": "event", "length": len(payload)}).encode(),
+                payload,
+            ])
+            return envelope.parse(raw, limit), raw, ""
+        except (encodings.DecodeError, envelope.EnvelopeError) as exc:
+            raise unreadable(exc) from exc
+
+    async def _project_dsn(self, project_id: int, key: str) -> str | None:
+        """The DSN that names the project in outbox rows, if `key` is the project's; else None."""
+        if (project_id, key) in self._known:
+            return self._known[(project_id, key)]
+        dsn = str(Dsn("http", key, "localhost", None, "", str(project_id)))
+        try:
+            await anyio.to_thread.run_sync(self.inbox.project_for, dsn)
+        except (UnknownProject, SettingsError):  # no such project, or a key that makes no DSN
+            return None
+        self._known[(project_id, key)] = dsn
+        return dsn
+
+
+def _json_event(body: bytes) -> dict[str, object]:
+    """The event of a /store/ body: a JSON object, read as the inbox reads every payload
+    (app/ingest/payloads.py: not too deep, no NaN, Infinity or 1e999)."""
+    try:
+        event = payloads.loads(body)
+    except payloads.UnreadablePayload as exc:
+        raise envelope.EnvelopeError(400, f"The event is not readable: {exc}") from None
+    if not isinstance(event, dict):
+        raise envelope.EnvelopeError(400, "The event must be a JSON object.")
+    return event
+

@@ -1,0 +1,81 @@
+"""The writer of issues and events: an error or message event is grouped (app/ingest/grouping.py)
+into its issue, new or counted again, and stored once per `event_id`, on the caller's connection
+(the ingest transaction), with the alert it makes due, if any (app/alerts/triggers.py)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import sqlalchemy
+from sqlalchemy import bindparam, case, insert, select, update
+
+from app.alerts import triggers
+from app.inbox import states
+from app.inbox.tables import EVENTS, ISSUES
+from app.ingest.fields import cut, seconds
+from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
+
+# Fields kept in columns, cut at Relay's limits (relay-event-schema `MaxChars`), as grouping does:
+# they are listed, filtered on and shown. A release or transaction name: 200; an environment: 64;
+# a platform, operation, status or level: 128; trace and span ids (32 and 16 hex digits): 64.
+NAME_LENGTH, ENVIRONMENT_LENGTH, ID_LENGTH = CULPRIT_LENGTH, 64, 64
+
+# The statements of the ingest path, built once: building them per call cost more than running them.
+STORED_EVENT = select(EVENTS.c.id).where(
+    EVENTS.c.project_id == bindparam("project_id"), EVENTS.c.event_id == bindparam("event_id"))
+FIND_ISSUE = select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.event_count).where(
+    ISSUES.c.project_id == bindparam("project_id"), ISSUES.c.fingerprint == bindparam("fingerprint"))
+INSERT_ISSUE = insert(ISSUES)
+COUNT_EVENT = update(ISSUES).where(ISSUES.c.id == bindparam("issue_id")).values(
+    last_seen=case((ISSUES.c.last_seen > bindparam("received_at"), ISSUES.c.last_seen), else_=bindparam("received_at")),
+    event_count=ISSUES.c.event_count + 1, last_event_id=bindparam("new_event_id"), level=bindparam("new_level"),
+)
+INSERT_EVENT = insert(EVENTS)
+
+
+def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[str, Any],
+                received_at: float, kept: dict[str, Any]) -> bool:
+    """Store the event in its issue; False if the project has its `event_id` already. `kept`: where
+    the event is kept (its `payload` text, or its outbox row's `envelope_id` and `item_index`)."""
+    event_id = event_id_of(event.get("event_id"))
+    if stored(connection, STORED_EVENT, project_id, event_id):
+        return False
+    grouped = group(event)
+    release = cut(event.get("release"), NAME_LENGTH)
+    found = connection.execute(FIND_ISSUE, {"project_id": project_id, "fingerprint": grouped.fingerprint}).first()
+    issue_id = found[0] if found else None
+    if found is None:
+        issue_id = connection.execute(INSERT_ISSUE, {
+            "project_id": project_id, "fingerprint": grouped.fingerprint, "title": grouped.title,
+            "culprit": grouped.culprit, "level": grouped.level, "kind": grouped.kind, "status": states.UNRESOLVED,
+            "resolved_in_release": "", "first_seen": received_at, "last_seen": received_at, "event_count": 1,
+            "last_event_id": event_id,
+        }).inserted_primary_key[0]
+        what, event_count = triggers.NEW, 1
+    else:
+        connection.execute(COUNT_EVENT, {"issue_id": issue_id, "received_at": received_at,
+                                         "new_event_id": event_id, "new_level": grouped.level})
+        regressed = states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
+        what, event_count = triggers.outcome(found[1], regressed), found[3] + 1
+    environment = cut(event.get("environment"), ENVIRONMENT_LENGTH)
+    connection.execute(INSERT_EVENT, {
+        "project_id": project_id, "issue_id": issue_id, "event_id": event_id, "received_at": received_at,
+        "timestamp": seconds(event.get("timestamp")), "level": grouped.level,
+        "platform": cut(event.get("platform"), LEVEL_LENGTH), "environment": environment,
+        "release": release, "title": grouped.title, "envelope_id": None, "item_index": None, **kept,
+    })
+    triggers.after_event(connection, project_id, issue_id, what, event_count, environment, release, received_at)
+    return True
+
+
+def stored(connection: sqlalchemy.Connection, statement: sqlalchemy.Select, project_id: int, event_id: str) -> bool:
+    """Whether the project already has this event (or transaction) id (`statement`: STORED_EVENT or
+    the transaction writer's)."""
+    return connection.execute(statement, {"project_id": project_id, "event_id": event_id}).first() is not None
+
+
+def event_id_of(value: Any) -> str:
+    """The SDK's event id as 32 lower-case hex digits, or a new one when it sent none that is."""
+    found = str(value or "").replace("-", "").lower()
+    return found if len(found) == 32 and all(c in "0123456789abcdef" for c in found) else uuid.uuid4().hex

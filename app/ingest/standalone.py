@@ -1,0 +1,22 @@
+"""The inbox as a bare ASGI app (no Reflex, no pages): the tunnel and Sentry's ingest endpoints,
+sentry-cli's upload API (app/sourcemaps/upload_api.py), the outbox, the feeder that reads it into
+the inbox and the alert sender, in local mode (no SENTRY_DSN). Same code and settings as in the
+Reflex backend; used by the alerts' crash test and latency benchmark, and by the upload tests, to
+run in a process of its own:  `granian --interface asgi app.ingest.standalone:app`.
+"""
+
+from __future__ import annotations
+
+from app import db, startup, wiring
+from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
+from app.sourcemaps import upload_api
+
+_served = upload_api.build(db.engine())
+_served.mount("", wiring.ingest.asgi(wiring.tunnel.asgi()))  # anything else: 404
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        await serve_lifespan(receive, send, startup.prepare_process, wiring.run_inbox)
+    else:
+        await _served(scope, receive, send)

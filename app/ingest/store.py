@@ -1,0 +1,204 @@
+"""The embedded inbox's writer: projects, and envelopes read into issues, events, traces and logs.
+
+`ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes exactly as the tunnel stored
+them (body and content encoding), finds the project from the DSN in the header, and keeps each
+error or message event (symbolicated, app/sourcemaps/symbolicate.py, then grouped into an issue:
+app/ingest/event_writer.py), each transaction with its spans (trace_writer.py), each log line and
+each piece of feedback, and counts session updates and client reports (log_writer.py); events and
+transactions once per `event_id`. An event that came through the outbox is kept where it is, in
+its envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless symbolication
+changed it: then it is kept as its new text. So are the item types the inbox does not read
+(attachments, replays, ...): in their row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sqlalchemy
+from sqlalchemy import insert, select
+
+from app.inbox import eviction, states
+from app.inbox.projects import LOCAL_PROJECT_ID
+from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
+from app.ingest import payloads
+from app.ingest.event_writer import write_event
+from app.ingest.incoming import (
+    COUNTED_ITEM_TYPES,
+    EVENT_ITEM_TYPES,
+    READ_ITEM_TYPES,
+    Incoming,
+    Ingested,
+    Readable,
+    UnknownProject,
+    its_own_fault,
+)
+from app.ingest.log_writer import write_counts, write_feedback, write_logs
+from app.ingest.trace_writer import write_transaction
+from app.protocol import encodings, envelope
+from app.settings import Dsn
+from app.sourcemaps.symbolicate import Symbolicator
+
+logger = logging.getLogger(__name__)
+FIND_PROJECT = select(PROJECTS.c.id).where(
+    PROJECTS.c.id == sqlalchemy.bindparam("id"), PROJECTS.c.public_key == sqlalchemy.bindparam("public_key"))
+
+Then = Callable[[sqlalchemy.Connection, Sequence[Incoming], list["Ingested | Exception"]], None]
+
+
+class InboxStore:
+    def __init__(self, engine: sqlalchemy.Engine, symbolicator: Symbolicator | None = None) -> None:
+        """`symbolicator`: maps browser stack frames to their original source before grouping
+        (None: events are grouped as sent)."""
+        self.engine = engine
+        self.symbolicator = symbolicator
+        self._projects: dict[tuple[int, str], int] = {}
+
+    def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
+        """The project of `dsn` (its id and public key), created if missing."""
+        project_id = int(dsn.project_id)
+        key = select(PROJECTS.c.public_key).where(PROJECTS.c.id == project_id)
+        # IntegrityError: another worker, starting at the same time, made it first.
+        with contextlib.suppress(sqlalchemy.exc.IntegrityError), self.engine.begin() as connection:
+            if connection.execute(key).first() is None:
+                connection.execute(insert(PROJECTS).values(
+                    id=project_id, name=name, public_key=dsn.public_key, created_at=time.time(),
+                ))
+        with self.engine.connect() as connection:
+            found = connection.execute(key).scalar()
+        if found is None:  # the insert was refused: the key is another project's
+            raise ValueError(f"project {project_id} could not be made with {dsn}: another project has its key")
+        if found != dsn.public_key:
+            raise ValueError(f"project {project_id} exists with another public key than {dsn}")
+        return project_id
+
+    def project_for(self, dsn_text: str | None) -> int:
+        if not dsn_text:
+            raise UnknownProject("The envelope names no DSN.")
+        dsn = Dsn.parse(dsn_text)
+        key = (int(dsn.project_id), dsn.public_key)
+        if key not in self._projects:  # projects are never deleted, so a hit stays true
+            with self.engine.connect() as connection:
+                found = connection.execute(FIND_PROJECT, {"id": key[0], "public_key": key[1]}).scalar()
+            if found is None:
+                raise UnknownProject(f"No project of this inbox has the DSN {dsn}.")
+            self._projects[key] = int(found)
+        return self._projects[key]
+
+    def ingest_envelope(self, body: bytes, content_encoding: str = "", received_at: float | None = None,
+                        dsn: str | None = None) -> Ingested:
+        """Keep the envelope's events; `dsn`, the DSN it was accepted for (an outbox row records it),
+        names the project, else the envelope header's does (sentry-sdk puts none there)."""
+        result = self.ingest_batch([Incoming(body, content_encoding, received_at, dsn)])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def ingest_batch(self, batch: Sequence[Incoming], then: Then | None = None) -> list[Ingested | Exception]:
+        """Keep each envelope of `batch`, in one transaction: per envelope, what was kept, or the
+        error that kept it out (an unreadable envelope, an unknown project, a row the database
+        refused). If writing one fails, each envelope is tried again in a transaction of its own,
+        so one cannot sink the others. `then(connection, envelopes, results)` runs in the same
+        transaction (the feeder marks its outbox rows read there, so none is read twice).
+        Other database errors (locked, away; also while looking up a source map) propagate, and
+        nothing of the batch is kept."""
+        read: list[Readable | Exception] = []
+        for incoming in batch:
+            try:
+                read.append(self._read(incoming))
+            except Exception as exc:
+                if not its_own_fault(exc):
+                    raise
+                read.append(exc)
+        try:
+            with self.engine.begin() as connection:
+                results = [self._write(connection, r) if isinstance(r, Readable) else r for r in read]
+                if then is not None:
+                    then(connection, batch, results)
+                return results
+        except Exception as exc:
+            if not its_own_fault(exc):
+                raise
+            if len(batch) > 1:
+                return [one for incoming in batch for one in self.ingest_batch([incoming], then)]
+            if then is not None:
+                with self.engine.begin() as connection:
+                    then(connection, batch, [exc])
+            return [exc]
+
+    def _read(self, incoming: Incoming) -> Readable:
+        """Parse the envelope, find its project and symbolicate its events: everything but the
+        database writes (so none of it holds the write transaction open)."""
+        parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
+                                MAX_ENVELOPE_BYTES)
+        project_id = self.project_for(incoming.dsn or parsed.dsn)
+        received_at = time.time() if incoming.received_at is None else incoming.received_at
+        items: list[tuple[str, dict[str, Any], int | str | None]] = []
+        for index, item in enumerate(parsed.items):
+            if item.type not in READ_ITEM_TYPES:
+                items.append((item.type, {}, None))
+                continue
+            payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/ingest/payloads.py)
+            kept_as: int | str | None = None
+            if item.type in EVENT_ITEM_TYPES:
+                sent_with_id = "event_id" in payload
+                payload.setdefault("event_id", parsed.event_id)
+                if self.symbolicator is not None and self.symbolicator.symbolicate(
+                        payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id):
+                    kept_as = json.dumps(payload)  # the mapped frames are what the console shows
+                elif sent_with_id:
+                    # Kept as sent, where it already is when it came through the outbox (a second copy
+                    # of a 50 KB event cost more than the rest of its ingest); else as its text.
+                    kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
+            items.append((item.type, payload, kept_as))
+        return Readable(project_id, received_at, incoming.row_id, items)
+
+    def _write(self, connection: sqlalchemy.Connection, readable: Readable) -> Ingested:
+        result = Ingested()
+        project_id, received_at = readable.project_id, readable.received_at
+        for item_type, payload, kept_as in readable.items:
+            if item_type in EVENT_ITEM_TYPES:
+                where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)
+                         else {"payload": kept_as if kept_as is not None else json.dumps(payload)})
+                added = write_event(connection, project_id, payload, received_at, where)
+                result.events += added
+                result.duplicates += not added
+            elif item_type == "transaction":
+                added = write_transaction(connection, project_id, payload, received_at)
+                result.transactions += added
+                result.duplicates += not added
+            elif item_type == "log":
+                result.logs += write_logs(connection, project_id, payload)
+            elif item_type in ("feedback", "user_report"):
+                write_feedback(connection, project_id, item_type, payload, received_at)
+                result.feedback += 1
+            elif item_type in COUNTED_ITEM_TYPES:
+                write_counts(connection, project_id, item_type, payload)
+                result.counted += 1
+            else:
+                result.other_items[item_type] = result.other_items.get(item_type, 0) + 1
+        return result
+
+    def delete_issue(self, issue_id: int, actor: str) -> int:
+        """Delete the issue with its stored events (and the envelopes no other kept event is stored
+        in), their feedback and its history, as retention deletes issues (app/inbox/eviction.py); how
+        many events went. An event with the same fingerprint later starts a new issue. `StateError`
+        if there is no such issue."""
+        with self.engine.begin() as connection:
+            if connection.execute(select(ISSUES.c.id).where(ISSUES.c.id == issue_id)).first() is None:
+                raise states.StateError(f"There is no issue {issue_id}.")
+            events = connection.execute(
+                select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)).scalar_one()
+            eviction.delete_issues(connection, [issue_id])
+        logger.info("issue %d deleted by %s with %d stored events", issue_id, actor, events)
+        return int(events)
+
+    def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
+        """Move an issue to another status (see app/inbox/states.py); the status it had."""
+        with self.engine.begin() as connection:
+            return states.change(connection, issue_id, to_status, actor, in_next_release)

@@ -1,0 +1,142 @@
+"""An event's exception chain as the issue page shows it, the way Sentry's stack view reads: flat
+rows of plain strings (one `rx.foreach` item each, rendered as text, never as HTML).
+
+- The raised exception first, then its cause; under each heading its frames, innermost first.
+- In-app frames open: their context lines, numbered from `lineno`, the failing line marked.
+- Consecutive library frames (not in-app) fold into one row, "N library frames", which the page
+  opens by its index. A stack with no in-app frame at all folds nothing and opens its innermost
+  frame, as Sentry does.
+- Two views: the original frames (`stacktrace`, symbolicated at ingest) and the minified ones as
+  the browser sent them (`raw_stacktrace`, kept only when symbolication changed something).
+- A frame says why it could not be mapped (`data.sourcemap_error`) and which Python page its
+  generated route module comes from (`data.python_page`).
+
+Every row has the same keys (ROW): `kind` is "exception", "fold", "frame", "context" or "more".
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from app.ingest.fields import text, whole
+from app.ingest.grouping import exceptions, frames
+from app.presentation.event import display
+
+ORIGINAL, MINIFIED = "original", "minified"
+VIEWS = (ORIGINAL, MINIFIED)
+MAX_FRAMES = 200  # of each exception
+# Rows sent to the page at most (headings, frames and context lines together); the last says more
+# were not shown.
+MAX_STACK_ROWS = 1000
+CONTEXT_AROUND = 5  # lines shown before and after the failing one: 11 at most per frame
+MAX_LINE = 200  # characters of a context line shown
+ROW = {"kind": "", "text": "", "number": "", "marked": "", "in_app": "", "fold": "", "open": "", "error": "", "page": ""}
+MORE = {**ROW, "kind": "more", "text": "(more exceptions and frames not shown)"}
+
+Row = dict[str, str]
+
+
+def has_minified(event: dict[str, Any]) -> bool:
+    """Whether some exception kept the minified frames the browser sent (the switch is offered)."""
+    return any(_raw_frames(exception) for exception in exceptions(event))
+
+
+def stack_rows(event: dict[str, Any], view: str = ORIGINAL, opened: Collection[int] = ()) -> list[Row]:
+    """The rows of the stack view; `opened` holds the indices of the library folds shown open."""
+    rows: list[Row] = []
+    for row in _chain_rows(event, view, opened):
+        if len(rows) >= MAX_STACK_ROWS:
+            rows.append(MORE)
+            break
+        rows.append(row)
+    return rows
+
+
+def _chain_rows(event: dict[str, Any], view: str, opened: Collection[int]) -> Iterator[Row]:
+    folds = itertools.count()  # fold indices run on across the chain
+    for exception in reversed(exceptions(event)[-MAX_STACK_ROWS:]):
+        kind = display(exception.get("type")) or "Error"
+        value = display(exception.get("value"))
+        yield {**ROW, "kind": "exception", "text": f"{kind}: {value}" if value else kind}
+        stack = list(reversed(_frames_of(exception, view)[-MAX_FRAMES:]))
+        if not any(_in_app(frame) for frame in stack):
+            for position, frame in enumerate(stack):
+                yield from _frame_rows(frame, "", with_context=position == 0)
+            continue
+        for in_app, run in itertools.groupby(stack, key=_in_app):
+            if in_app:
+                for frame in run:
+                    yield from _frame_rows(frame, "", with_context=True)
+                continue
+            library = list(run)
+            fold = next(folds)
+            is_open = fold in opened
+            label = f"{len(library)} library frame{'' if len(library) == 1 else 's'}"
+            yield {**ROW, "kind": "fold", "text": label, "fold": str(fold), "open": "yes" if is_open else ""}
+            for frame in library if is_open else ():
+                yield from _frame_rows(frame, str(fold), with_context=False)
+
+
+def _frames_of(exception: dict[str, Any], view: str) -> list[dict[str, Any]]:
+    """The exception's frames in `view`, outermost first; the minified view falls back to the
+    original frames where the browser's were not kept (symbolication changed nothing)."""
+    return (view == MINIFIED and _raw_frames(exception)) or frames(exception)
+
+
+def _raw_frames(exception: dict[str, Any]) -> list[dict[str, Any]]:
+    return frames({"stacktrace": exception.get("raw_stacktrace")})
+
+
+def _in_app(frame: dict[str, Any]) -> bool:
+    return frame.get("in_app") is True
+
+
+def _frame_rows(frame: dict[str, Any], fold: str, with_context: bool) -> Iterator[Row]:
+    where = display(frame.get("filename")) or display(frame.get("module")) or display(frame.get("abs_path")) or "?"
+    function = display(frame.get("function"))
+    title = f"{where} in {function}" if function else where
+    line, column = _number(frame.get("lineno")), _number(frame.get("colno"))
+    if line is not None:
+        title += f" at line {line}" + (f":{column}" if column is not None else "")
+    data = frame.get("data")
+    data = data if isinstance(data, dict) else {}
+    yield {**ROW, "kind": "frame", "text": title, "in_app": "yes" if _in_app(frame) else "", "fold": fold,
+           "error": display(data.get("sourcemap_error")), "page": _python_page(data.get("python_page"))}
+    if with_context:
+        yield from _context_rows(frame, line)
+
+
+def _context_rows(frame: dict[str, Any], line: int | None) -> Iterator[Row]:
+    """Up to CONTEXT_AROUND lines either side of the failing one, each cut at MAX_LINE characters."""
+    failing = frame.get("context_line")
+    if not isinstance(failing, str):
+        return
+    before, after = frame.get("pre_context"), frame.get("post_context")
+    before = before[-CONTEXT_AROUND:] if isinstance(before, list) else []
+    after = after[:CONTEXT_AROUND] if isinstance(after, list) else []
+    for offset, source in enumerate([*before, failing, *after], start=-len(before)):
+        number = "" if line is None or line + offset < 1 else str(line + offset)
+        yield {**ROW, "kind": "context", "text": _source_line(source), "number": number,
+               "marked": "yes" if offset == 0 else "", "in_app": "yes" if _in_app(frame) else ""}
+
+
+def _source_line(value: Any) -> str:
+    found = text(value)[: MAX_LINE + 2].rstrip("\r\n")  # symbolic's lines end with "\n"
+    return found if len(found) <= MAX_LINE else found[:MAX_LINE] + "…"
+
+
+def _python_page(value: Any) -> str:
+    """"Python page: app/pages/try_errors.py in page" for a frame of a page's generated code."""
+    if not isinstance(value, dict):
+        return ""
+    where = display(value.get("file")) or display(value.get("module"))
+    function = display(value.get("function"))
+    if not where:
+        return ""
+    return f"Python page: {where} in {function}" if function else f"Python page: {where}"
+
+
+def _number(value: Any) -> int | None:
+    return value if whole(value) and value >= 0 else None

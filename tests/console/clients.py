@@ -1,0 +1,87 @@
+"""Console clients for tests of the console's state and of the pages: a page's state as a client
+from this machine or from elsewhere would have it, signed in or not, running handlers, and what the state
+shows; a database holding one of each thing the console reads (`engine`)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy
+from reflex.state import State
+
+import app.app  # noqa: F401 (registers every page's state)
+from app import db, wiring
+from app.console import state as console
+from app.console.accounts import COOKIE, Viewer
+from app.console.state import ConsoleState
+from app.ingest.store import InboxStore
+from app.settings import SETTINGS
+from tests.monitoring.envelopes import build
+
+STRANGER = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000"}}
+
+
+LOOPBACK = {"ip": "127.0.0.1", "headers": {"host": "localhost:3000"}}
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
+    """A real SQLite file holding the marker in an event, a transaction, a log line and feedback;
+    the pages read it through `db.engine()`."""
+    eng = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
+    db.migrate(eng)
+    monkeypatch.setattr(db, "engine", lambda url=None: eng)
+    monkeypatch.setattr(wiring.store, "engine", eng)  # the tunnel's figures on the home page
+    dsn = str(SETTINGS.local_dsn)
+    inbox = InboxStore(eng)
+    inbox.ensure_project(SETTINGS.local_dsn)
+    event = {"event_id": uuid.uuid4().hex, "level": "error", "platform": "python", "user": {"email": f"{MARKER}@x.example"},
+             "breadcrumbs": {"values": [{"message": MARKER, "timestamp": 1.0}]},
+             "exception": {"values": [{"type": "KeyError", "value": MARKER, "stacktrace": {"frames": [
+                 {"module": "app.pages.orders", "function": MARKER, "in_app": True}]}}]}}
+    trace_id = "a" * 32
+    transaction = {"event_id": uuid.uuid4().hex, "type": "transaction", "transaction": MARKER, "platform": "python",
+                   "start_timestamp": 100.0, "timestamp": 100.25,
+                   "contexts": {"trace": {"trace_id": trace_id, "span_id": "b" * 16, "op": MARKER}}}
+    logs = {"items": [{"timestamp": 100.1, "level": "error", "body": MARKER, "trace_id": trace_id}]}
+    feedback = {"type": "feedback", "contexts": {"feedback": {"message": MARKER, "contact_email": "a@b.example",
+                                                               "associated_event_id": event["event_id"]}}}
+    inbox.ingest_envelope(build(dsn, [("event", json.dumps(event).encode())]))
+    inbox.ingest_envelope(build(dsn, [("transaction", json.dumps(transaction).encode()),
+                                      ("log", json.dumps(logs).encode()), ("feedback", json.dumps(feedback).encode())]))
+    yield eng
+
+
+def client_state(state_class: type[ConsoleState], who: dict[str, object], path: str) -> ConsoleState:
+    root = State(_reflex_internal_init=True)
+    data = {**who, "pathname": path.partition("?")[0], "asPath": path,
+            "query": dict(p.split("=", 1) for p in path.partition("?")[2].split("&") if "=" in p), "token": "t"}
+    root.router_data = root._update_router_vars(data, {})
+    return root.get_substate(state_class.get_full_name().split(".")[1:])
+
+
+async def run(handler: Any, state: ConsoleState, args: list[object]) -> None:
+    result = handler.fn(state, *args)
+    if inspect.isasyncgen(result):
+        async for _ in result:
+            pass
+    elif inspect.iscoroutine(result):
+        await result
+
+
+def shown(state: ConsoleState) -> str:
+    return json.dumps(state.dict(), default=str)
+
+
+def signed_in(engine: sqlalchemy.Engine, name: str, role: str) -> dict[str, object]:
+    token = console.accounts().start_session(Viewer(name, role))
+    return {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000", "cookie": f"{COOKIE}={token}"}}
+
+
+MARKER = f"marker-{uuid.uuid4().hex}"

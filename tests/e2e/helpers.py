@@ -1,0 +1,86 @@
+"""What several browser tests share: where logs are kept, the console user from elsewhere, the
+project's git state, opening a page and waiting for its SDK, an event as the inbox keeps it, and a
+copy of the project served by an app of its own."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import Page
+
+from tests.e2e.app_server import ROOT, AppServer
+
+LOG_DIR = Path(__file__).parent / "logs"
+# A console user for the tests that come from another address (tests/e2e/test_console.py).
+VIEWER, VIEWER_PASSWORD = "e2e-viewer", "e2e-viewer-password"
+
+
+def tree_state() -> list[str]:
+    """`git status --porcelain` of the project, each line with the content hash of the file it names:
+    a build that rewrites a file that was already modified shows too."""
+    listed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.splitlines()
+    files = [line for line in listed if (ROOT / line[3:]).is_file()]
+    hashes = subprocess.run(["git", "hash-object", "--stdin-paths"], cwd=ROOT, input="\n".join(line[3:] for line in files),
+                            check=True, capture_output=True, text=True).stdout.split() if files else []
+    return sorted({*listed, *(f"{line} {digest}" for line, digest in zip(files, hashes, strict=True))})
+
+
+def open_page(page: Page, app_server: AppServer, path: str = "/") -> None:
+    """Open `path` and wait until the SDK runs, the page rendered and tracing (loaded when the
+    browser is first idle) has arrived, so that navigations from here on are traced."""
+    page.goto(app_server.url + path)
+    page.wait_for_function("() => window.lookout?.tracing === true && !!document.querySelector('#page-title')")
+
+
+TRY_MODULE = ".web/app/routes/[try]._index.jsx"  # the route module Reflex generates for app/pages/try_errors.py's page
+
+
+def _copy_project(destination: Path) -> None:
+    """The project's files (tracked and new, not ignored) and its installed front end, in another directory."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    web = ROOT / ".web"
+    # Not the first build's output: the second makes its own.
+    shutil.copytree(web, destination / ".web", symlinks=True,
+                    ignore=lambda folder, _: ["build", "lookout-sourcemaps"] if Path(folder) == web else [])
+    (destination / ".tools").symlink_to(ROOT / ".tools")
+
+
+def serving(server: AppServer) -> Iterator[AppServer]:
+    """`server` started, for a fixture to `yield from`: stopped afterwards; its log kept only if it failed to start."""
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.log_path.unlink(missing_ok=True)
+
+
+def inbox_event(app_server: AppServer, event_id: str, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = httpx.get(f"{app_server.url}/api/inbox/events/{event_id}")
+        if answer.status_code == 200 or time.monotonic() > deadline:
+            assert answer.status_code == 200, f"{answer.text}\nwhat the app logged about it:\n{_log_about(app_server, event_id)}"
+            return answer.json()
+        time.sleep(0.2)
+
+
+def _log_about(app_server: AppServer, event_id: str) -> str:
+    """The app log's lines on the outbox, the tunnel and the feeder, or naming the event (for a failure's message)."""
+    if not app_server.log_path.exists():
+        return "(no log)"
+    words = (event_id, "outbox", "tunnel", "feeder", "inbox", "envelope")
+    lines = app_server.log_path.read_text(errors="replace").splitlines()
+    return "\n".join([line for line in lines if any(w in line for w in words)][-40:]) or "(nothing)"

@@ -1,0 +1,91 @@
+"""What tests of several packages build and share: a clock, events and envelopes,
+outbox rows, and queries on what the inbox holds."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy
+
+from app.alerts import triggers
+from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
+from app.monitoring.outbox import LOCAL, OutboxStore
+from tests.environment import LOCAL_DSN
+from tests.monitoring.envelopes import build
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def query(inbox: InboxStore, sql: str) -> list[tuple]:
+    with inbox.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(sqlalchemy.text(sql))]
+
+
+def event_envelope(event: dict, dsn: str | None = LOCAL_DSN) -> bytes:
+    return build(dsn, [("event", json.dumps(event).encode())])
+
+
+def error(value: str, kind: str = "KeyError", event_id: str | None = None) -> dict:
+    return {"event_id": event_id or uuid.uuid4().hex, "level": "error", "platform": "python",
+            "exception": {"values": [{"type": kind, "value": value, "stacktrace": {"frames": [
+                {"module": "app.pages.orders", "function": "checkout", "in_app": True}]}}]}}
+
+
+def local_row(body: bytes, dsn: str = LOCAL_DSN) -> dict[str, object]:
+    return {"dsn": dsn, "status": LOCAL, "received_at": time.time(), "size": len(body), "body": body}
+
+
+READ = "read"  # a local row recorded in inbox_read
+
+
+def statuses(engine: sqlalchemy.Engine) -> list[tuple]:
+    """(status, last error) per outbox row; the status of a local row the feeder has read is READ."""
+    with engine.connect() as connection:
+        return [tuple(r) for r in connection.execute(sqlalchemy.text(
+            "select case when exists (select 1 from inbox_read where outbox_id = outbox.id) then 'read' else status end,"
+            " last_error from outbox order by id"))]
+
+
+def local_rows(outbox: OutboxStore, bodies: list[bytes], at: float) -> None:
+    outbox.add_many([{"dsn": LOCAL_DSN, "status": LOCAL, "received_at": at, "size": len(b), "body": b} for b in bodies])
+
+
+def big_error(name: str, size: int = 30_000) -> dict:
+    """An error with a fingerprint of its own and `size` bytes of extra data."""
+    return {**error(f"'{name}'"), "fingerprint": [name], "extra": {"blob": "x" * size}}
+
+
+def feed(outbox: OutboxStore, inbox: InboxStore, events: list[dict], at: float) -> None:
+    local_rows(outbox, [event_envelope(event) for event in events], at)
+    while InboxFeeder(outbox, inbox).feed_once():
+        pass
+
+
+def held_bytes(inbox: InboxStore) -> int:
+    """What the inbox holds in the outbox (envelopes read or rejected), by the rows' own sizes."""
+    [(size,)] = query(inbox, "select coalesce(sum(size), 0) from outbox")
+    return int(size)
+
+
+def titles(inbox: InboxStore) -> list[str]:
+    return [title for (title,) in query(inbox, "select title from inbox_issue order by id")]
+
+
+@contextlib.contextmanager
+def as_before_alerts() -> Iterator[None]:
+    """Ingest as an install before migration 0013 (no alert tables) did: without alerts. For the
+    tests that make an older install's database with today's writer."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(triggers, "after_event", lambda *_: None)
+        yield
