@@ -17,7 +17,7 @@ CHROMIUM := /usr/bin/chromium
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null)
 export REFLEX_TELEMETRY_ENABLED := false
 
-.PHONY: setup run prod test test-deps unit e2e clean FORCE
+.PHONY: setup run prod test test-deps unit e2e lint clean FORCE
 
 setup: $(VENV)/.installed .tools/.installed
 
@@ -61,14 +61,34 @@ test-deps:
 	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
-test: setup test-deps
-	$(PY) -m pytest
+# The unit tests run in UNIT_WORKERS processes (pytest-xdist; `--dist loadfile`: a module's tests and
+# fixtures stay in one process). Most of their time is waiting (servers down, retries, receivers), so
+# more processes than cores pays. The browser tests share one production build of the app in .web/,
+# so they run in one process, beside the unit tests; their output is printed once both are done.
+UNIT_WORKERS ?= 4
+UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist loadfile --ignore=tests/e2e
+E2E  := $(PY) -m pytest tests/e2e
+E2E_OUTPUT := tests/e2e/logs/pytest.out
+
+test: setup test-deps lint
+	@mkdir -p $(dir $(E2E_OUTPUT))
+	@start=$$(date +%s); \
+	$(E2E) >$(E2E_OUTPUT) 2>&1 & e2e=$$!; \
+	$(UNIT); unit=$$?; echo "unit tests: exit $$unit after $$(( $$(date +%s) - start )) s"; \
+	wait $$e2e; e2e=$$?; echo "=== browser tests (tests/e2e) ==="; cat $(E2E_OUTPUT); \
+	echo "unit tests: exit $$unit; browser tests: exit $$e2e after $$(( $$(date +%s) - start )) s"; \
+	test $$unit -eq 0 -a $$e2e -eq 0
 
 unit: setup
-	$(PY) -m pytest --ignore=tests/e2e
+	$(UNIT)
 
 e2e: setup test-deps
-	$(PY) -m pytest tests/e2e
+	$(E2E)
+
+# Lint (ruff, with import order) and types (mypy), both configured in pyproject.toml.
+lint: setup
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) .tools .web .states .data
