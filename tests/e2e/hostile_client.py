@@ -12,19 +12,26 @@ with `{"name": "<state full name>.<handler>", "payload": {argument: value}, "rou
 {"pathname", "asPath", "query"}}`, and the server emits `event` with `{"delta": {state: {var:
 value}}, "events": [...]}`. The route in `router_data` is the client's to choose.
 
-One connection per page path (every page's, and each also with every `--query`), all at once, in
-each phase: `cold` never runs a page's on_load, `loaded` runs it first. Each connection sends its
-plan's foreground events, then `hydrate` as a sentinel: a tab's events are processed in order, so
-when the sentinel's snapshot arrives every earlier event has been; then the background ones and
-another sentinel, and it waits for background loops (`watch`) to speak.
+One connection per page path (every page's, and each also with every `--query`) and phase, all at
+once (the phases are independent tabs: `cold` never runs a page's on_load, `loaded` runs it first;
+run together, one phase's tail and wait overlap the other's work instead of following it). Each
+connection sends its plan's foreground events, then `hydrate` as a sentinel: a tab's events are
+processed in order, so when the sentinel's snapshot arrives every earlier event has been; then the
+background ones and another sentinel, and it waits for background loops (`watch`) to speak. Then
+the tab leaves for a page without a live view (`LEAVE`) before it closes, as a browser tab
+navigating away would: a watcher the tab started stops at its next turn instead of re-reading its
+page every 2 s for an hour after the tab is gone (it does not notice a closed tab), which slowed
+every later test. Each line of the transcript carries `t`, the client's monotonic clock in seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,7 +47,11 @@ from tests.e2e.hostile_transcript import PROBE
 NAMESPACE = "/_event"  # Reflex's Socket.IO namespace, and the path it is served on
 PHASES = ("cold", "loaded")
 WATCH_WAIT_S = 5.0  # background loops re-read every 2 s: two turns and some
-SENTINEL_TIMEOUT_S = 300.0
+# Every connection of both phases is served at once by one backend process: a sentinel comes back
+# when the server has got through about all the events (≈ 28,000; 1½-3 min on 2 busy cores).
+SENTINEL_TIMEOUT_S = 600.0
+LEAVE = "/no-such-page"  # where a tab goes before it closes: no page state watches it
+LEAVE_TIMEOUT_S = 60.0
 
 
 def router_data(path: str, probe: int | str) -> dict[str, Any]:
@@ -60,25 +71,29 @@ class Client:
         self.out = out.open("w")
         self.seq = itertools.count(1)
 
-    def write(self, **line: Any) -> None:
-        self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+    def write(self, **line: Any) -> str:
+        """Write one line (with the time); the line, for a caller to look into."""
+        text = json.dumps({"t": round(time.monotonic(), 3), **line}, ensure_ascii=False, default=str)
+        self.out.write(text + "\n")
+        return text
 
     async def run(self) -> None:
         try:
-            for phase in self.phases:
-                await asyncio.gather(*(self.connection(phase, path) for path in self.paths))
+            await asyncio.gather(*(self.connection(phase, path) for phase in self.phases for path in self.paths))
         finally:
             self.out.close()
 
     async def connection(self, phase: str, path: str) -> None:
         label = f"{phase} {path}"
         sio = socketio.AsyncClient(reconnection=False)
-        sentinel, finished, closed = "", asyncio.Event(), asyncio.Event()
+        sentinel, finished, closed, left = "", asyncio.Event(), asyncio.Event(), False
 
         @sio.on("*", namespace=NAMESPACE)
         async def received(event: str, data: Any = None) -> None:
-            self.write(kind="received", connection=label, event=event, data=data)
-            if sentinel and sentinel in json.dumps(data, default=str):
+            # After `done`, what the server sends is still written down (a leak there is a leak),
+            # marked `left`: it is not what a client on the page saw (Transcript.seen leaves it out).
+            text = self.write(kind="received", connection=label, event=event, data=data, **({"left": True} if left else {}))
+            if sentinel and sentinel in text:  # a uuid's hex: written the same, escaped or not
                 finished.set()
 
         @sio.on("disconnect", namespace=NAMESPACE)
@@ -112,6 +127,13 @@ class Client:
                     return
             await asyncio.sleep(WATCH_WAIT_S)
             self.write(kind="incomplete" if closed.is_set() else "done", connection=label)
+            if not closed.is_set():
+                left, sentinel = True, f"left-{uuid.uuid4().hex}"
+                finished.clear()
+                await sio.emit("event", {"name": HYDRATE, "payload": {}, "router_data": router_data(LEAVE, sentinel)},
+                               namespace=NAMESPACE)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(finished.wait(), LEAVE_TIMEOUT_S)
         finally:
             await sio.disconnect()
 

@@ -1,7 +1,8 @@
 """The hostile client's transcript (tests/e2e/hostile_client.py), read back by the tests: one JSON
 object a line, `sent` (seq, connection, name, payload, path), `received` (connection, event, data),
 `refused` (connection, error: the server would not connect), `done` / `incomplete` (connection:
-whether its sentinel came back).
+whether its sentinel came back); each with `t`, the client's clock in seconds. What the server sent
+after `done`, when the tab left its page before closing, is `received` with `left`.
 
 Every event's `asPath` carries `_probe=<seq>`, which the server echoes in the root state's router
 vars of the update the event causes: a leak names the handler after whose event it came.
@@ -38,8 +39,10 @@ class Transcript:
                    if ROOT_STATE in ((line.get("data") or {}).get("delta") or {}) and len(line["data"]["delta"]) > 3)
 
     def seen(self, markers: dict[str, str]) -> set[str]:
-        """The labels of the markers that anything the server sent holds."""
-        texts = [json.dumps(line.get("data"), ensure_ascii=False) for line in self.of_kind("received")]
+        """The labels of the markers that anything the server sent while the client was on its
+        pages holds (not after it `left`: the client must find them by looking, not on the way out)."""
+        texts = [json.dumps(line.get("data"), ensure_ascii=False) for line in self.of_kind("received")
+                 if not line.get("left")]
         return {label for label, marker in markers.items() if any(marker in text for text in texts)}
 
     def leaks(self, markers: dict[str, str]) -> list[str]:
