@@ -18,7 +18,7 @@ posting clients would hold the GIL while an alert waits to be read): it answers 
 writes each request's arrival (`time.time()` once its body is read) and body to a file.
 
 Peers:
-- lookout: `app.ingest.standalone:app` (ingest endpoints, outbox, feeder and alert sender in one
+- lookout: `app.standalone.inbox:app` (ingest endpoints, outbox, feeder and alert sender in one
   process) under granian, 1 worker, SQLite in a temp dir; one `json` channel from
   LOOKOUT_ALERT_WEBHOOKS, LOOKOUT_WEBHOOK_ALLOW=127.0.0.1. Its body lists `alerts[]`, each with
   `issue.title`. The sender paces each channel (app/alerts/sender.py: PACE_BURST messages at once,
@@ -187,11 +187,11 @@ def label(peer: str, args: argparse.Namespace) -> str:
 
 
 def repaced_app() -> object:
-    """granian `--factory` target: app.ingest.standalone with the sender's pacing changed to a token
+    """granian `--factory` target: app.standalone.inbox with the sender's pacing changed to a token
     every BENCH_PACE_EVERY_S seconds (0: at once, no pacing), to tell what pacing costs from what
     the pipeline costs."""
     from app.alerts import sender
-    from app.ingest.standalone import app
+    from app.standalone.inbox import app
 
     sender.PACE_EVERY_S = float(os.environ["BENCH_PACE_EVERY_S"]) or 1e-9
     return app
@@ -203,7 +203,7 @@ def start_lookout(processes: Processes, workdir: Path, receiver: Receiver, path:
     env = {"DATABASE_URL": f"sqlite:///{workdir / 'lookout.db'}", "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
            "LOOKOUT_ALERT_WEBHOOKS": f"json={receiver.url(path)}#secret=x", "LOOKOUT_WEBHOOK_ALLOW": HOST,
            "LOOKOUT_SERVER_MONITORING": "off", "BENCH_PACE_EVERY_S": str(pace_s or 0)}
-    target = granian("app.ingest.standalone:app", port) if pace_s is None else [
+    target = granian("app.standalone.inbox:app", port) if pace_s is None else [
         *granian("bench.alert_latency:repaced_app", port), "--factory"]
     processes.start("lookout", target, env)
     wait_ready(processes, "lookout", port, "/")

@@ -1,7 +1,7 @@
 """Accept rate over HTTP: Sentry Spotlight's sidecar and Lookout's tunnel on the same ~50 KB error
 events as bench/inbox_ingest.py, posted by the same clients.
 
-Lookout: `app.monitoring.standalone` (the tunnel and outbox, as in the Reflex backend) under
+Lookout: `app.standalone.tunnel` (the tunnel and outbox, as in the Reflex backend) under
 granian with one worker, in local mode (no SENTRY_DSN), on a SQLite file in a temp dir; the same
 envelopes with the local DSN added to their header go to `POST /monitoring`; every answer must be
 2xx, and afterwards the outbox must hold every envelope.
@@ -241,13 +241,13 @@ def with_local_dsn(body: bytes) -> bytes:
 
 def lookout_rate(bodies: list[bytes], workdir: Path, concurrency: int = 8) -> float:
     """Envelopes per second Lookout's tunnel accepts (2xx: committed to its SQLite outbox before the
-    answer) in local mode, as `app.monitoring.standalone` under granian (one worker), the same
+    answer) in local mode, as `app.standalone.tunnel` under granian (one worker), the same
     clients posting; checks afterwards that the outbox holds every one."""
     port, db_path = free_port(), workdir / "lookout.db"
     processes = Processes(workdir)
     env = {"DATABASE_URL": f"sqlite:///{db_path}", "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
            "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP)}
-    processes.start("lookout", granian("app.monitoring.standalone:app", port), env)
+    processes.start("lookout", granian("app.standalone.tunnel:app", port), env)
     try:
         wait_answering(processes, "lookout", port, "/monitoring/stats")
         seconds = asyncio.run(post_all(f"http://127.0.0.1:{port}/monitoring", [with_local_dsn(b) for b in bodies],

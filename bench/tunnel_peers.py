@@ -93,7 +93,7 @@ def lookout_peer(workdir: Path, dsn: str, synchronous: str = "NORMAL") -> Peer:
            "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP), "LOOKOUT_SQLITE_SYNCHRONOUS": synchronous,
            **NO_INTAKE_LIMITS}
     label = "Lookout tunnel (granian, 1 worker)" + ("" if key == "lookout" else f", {synchronous}")
-    return Peer(key, label, port, granian("app.monitoring.standalone:app", port), env, "/monitoring/stats", db_path)
+    return Peer(key, label, port, granian("app.standalone.tunnel:app", port), env, "/monitoring/stats", db_path)
 
 
 def lookout_in_reflex_peer(workdir: Path, dsn: str) -> Peer:

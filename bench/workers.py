@@ -1,6 +1,6 @@
 """Scaling out: the tunnel with 1, 2 and 4 backend workers on PostgreSQL.
 
-`app.monitoring.standalone` (the tunnel and outbox of the Reflex backend) under granian with N
+`app.standalone.tunnel` (the tunnel and outbox of the Reflex backend) under granian with N
 workers, on a PostgreSQL database of its own (a private cluster started like the tests'
 one, tests/services.py), in local mode (accepted envelopes are committed to the outbox and stay
 there: what is measured is acceptance). The same load for each: wrk (or bench/loadgen.py) with
@@ -47,7 +47,7 @@ def measure(server: services.Postgres, processes: Processes, generator: LoadGene
     key = f"lookout-{workers}"
     env = {"DATABASE_URL": server.url(name), "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP),
            "LOOKOUT_SERVER_MONITORING": "off", **NO_INTAKE_LIMITS}
-    processes.start(key, granian("app.monitoring.standalone:app", port, workers=workers), env)
+    processes.start(key, granian("app.standalone.tunnel:app", port, workers=workers), env)
     try:
         wait_ready(processes, key, port, "/monitoring/stats")
         if warmup:

@@ -1,6 +1,6 @@
 """Sentry mode end to end: the app built for production (`reflex run --env prod`, in a copy of the
 project) with SENTRY_DSN, SENTRY_URL, SENTRY_AUTH_TOKEN, SENTRY_ORG and SENTRY_PROJECT naming a
-second Lookout (`app.ingest.standalone` under granian) that plays Sentry: the build uploads its maps
+second Lookout (`app.standalone.inbox` under granian) that plays Sentry: the build uploads its maps
 there with the pinned sentry-cli, the home page says so, and a `/try` error from Chromium, forwarded
 through the tunnel to the second Lookout, arrives there with its original frames."""
 

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 def start_tunnel(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.monitoring.standalone:app", "--host", "127.0.0.1",
+        [sys.executable, "-m", "uvicorn", "app.standalone.tunnel:app", "--host", "127.0.0.1",
          "--port", str(port), "--no-access-log"],
         cwd=ROOT, env={**os.environ, **env}, stdout=log.open("ab"), stderr=subprocess.STDOUT,
         start_new_session=True,

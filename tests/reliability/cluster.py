@@ -1,4 +1,4 @@
-"""The reporting pipeline as it runs in production, for fault tests: `app.monitoring.standalone`
+"""The reporting pipeline as it runs in production, for fault tests: `app.standalone.tunnel`
 (the tunnel, outbox and forwarder of the Reflex backend, without the pages) under granian with
 several workers, on a database of the test's, forwarding to a real upstream on loopback; and
 clients that post envelopes to it and keep account of what was answered."""
@@ -30,7 +30,7 @@ class Tunnels:
     env: dict[str, str]
     log: Path
     workers: int = 2
-    module: str = "app.monitoring.standalone:app"  # or app.ingest.standalone:app, the inbox and its alerts
+    module: str = "app.standalone.tunnel:app"  # or app.standalone.inbox:app, the inbox and its alerts
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 

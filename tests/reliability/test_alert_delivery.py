@@ -1,4 +1,4 @@
-"""Alerts end to end, in the inbox's own process (`app.ingest.standalone` under granian): events
+"""Alerts end to end, in the inbox's own process (`app.standalone.inbox` under granian): events
 posted to Sentry's `/store/` endpoint become issues, and their alerts reach a real SMTP server
 (aiosmtpd) and a real HTTP receiver on loopback — through a receiver outage, a SIGKILLed worker
 and a storm of new issues, with nothing lost."""
@@ -57,7 +57,7 @@ def inbox(tunnels: Tunnels, hooks: WebhookReceiver, mail: MailReceiver | None = 
     if mail is not None:
         tunnels.env.update({"LOOKOUT_SMTP_URL": f"smtp://127.0.0.1:{mail.port}", "LOOKOUT_ALERT_FROM": "lookout@example.com",
                             "LOOKOUT_ALERT_EMAILS": "team@example.com"})
-    tunnels.module, tunnels.workers = "app.ingest.standalone:app", workers
+    tunnels.module, tunnels.workers = "app.standalone.inbox:app", workers
     tunnels.start()
     return tunnels
 

@@ -73,7 +73,7 @@ def second_lookout(tmp: Path, port: int | None = None, start: bool = True) -> Se
     server = Tunnels(env={
         "DATABASE_URL": url, "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_SERVER_MONITORING": "off",
         "REFLEX_WEB_WORKDIR": str(tmp / "second-web"),  # no builds of its own
-    }, log=tmp / "second.log", workers=1, module="app.ingest.standalone:app")
+    }, log=tmp / "second.log", workers=1, module="app.standalone.inbox:app")
     if port is not None:
         server.port = port
     if start:

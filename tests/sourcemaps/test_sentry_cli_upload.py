@@ -1,4 +1,4 @@
-"""The pinned sentry-cli uploads another app's source maps to a running Lookout: `app.ingest.standalone`
+"""The pinned sentry-cli uploads another app's source maps to a running Lookout: `app.standalone.inbox`
 under granian on loopback (a real SQLite file), its upload API taking tokens made with
 `Tokens(engine).add(project)`. A two-module app bundled and minified by the pinned esbuild, injected
 with `sentry-cli sourcemaps inject`, uploaded with `sentry-cli sourcemaps upload`; the same upload
@@ -74,7 +74,7 @@ def lookout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lookout]:
         "DATABASE_URL": url, "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_SERVER_MONITORING": "off",
         "REFLEX_WEB_WORKDIR": str(tmp / "web"), "LOOKOUT_UPLOAD_CHUNK_BYTES": str(CHUNK_BYTES),
         "LOOKOUT_UPLOAD_MAX_BUNDLE_BYTES": str(MAX_BUNDLE_BYTES),
-    }, log=tmp / "lookout.log", workers=1, module="app.ingest.standalone:app")
+    }, log=tmp / "lookout.log", workers=1, module="app.standalone.inbox:app")
     server.start()
     try:
         yield Lookout(server, engine, billing, Tokens(engine).add(billing.id, "billing CI")[1])

@@ -1,5 +1,5 @@
 """Sentry mode's upload of the app's own maps (app/sourcemaps/to_sentry.py), with the pinned
-sentry-cli, to a second running Lookout standing in for Sentry: `app.ingest.standalone` under granian
+sentry-cli, to a second running Lookout standing in for Sentry: `app.standalone.inbox` under granian
 on loopback, its upload API taking a token made for one of its projects. A real build (esbuild,
 tests/sourcemaps/real_build.py) is saved by the real build step; its maps land in the second
 Lookout, which then symbolicates an event naming the chunks by debug ID. Sentry down, a refused

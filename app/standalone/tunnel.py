@@ -1,7 +1,7 @@
 """The tunnel, outbox and forwarder as a bare ASGI app (no Reflex, no pages).
 
 Same code and settings as in the Reflex backend; used by the crash test and the benchmark to run
-the pipeline in a process of its own:  `uvicorn app.monitoring.standalone:app`.
+the pipeline in a process of its own:  `uvicorn app.standalone.tunnel:app`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 sentry-cli's upload API (app/sourcemaps/upload_api.py), the outbox, the feeder that reads it into
 the inbox and the alert sender, in local mode (no SENTRY_DSN). Same code and settings as in the
 Reflex backend; used by the alerts' crash test and latency benchmark, and by the upload tests, to
-run in a process of its own:  `granian --interface asgi app.ingest.standalone:app`.
+run in a process of its own:  `granian --interface asgi app.standalone.inbox:app`.
 """
 
 from __future__ import annotations
