@@ -68,8 +68,7 @@ import httpx
 
 from bench.harness.lookout import OUTBOX_CAP, outbox_rows
 from bench.harness.processes import ROOT, Processes
-from bench.harness.servers import free_port, granian
-from bench.harness.servers import wait_ready as wait_answering
+from bench.harness.servers import free_port, granian, wait_ready as wait_answering
 from bench.inbox_ingest import envelopes
 
 SPOTLIGHT_PACKAGE = ROOT / "bench" / "spotlight-package.json"  # @spotlightjs/spotlight 4.11.8, pinned

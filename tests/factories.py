@@ -19,6 +19,7 @@ from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.monitoring.envelopes import build
 
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0

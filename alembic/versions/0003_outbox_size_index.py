@@ -5,14 +5,14 @@ Revises: 0002_outbox
 Create Date: 2026-11-22 19:20:00
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 from alembic import op
 
 revision: str = '0003_outbox_size_index'
-down_revision: Union[str, Sequence[str], None] = '0002_outbox'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0002_outbox'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

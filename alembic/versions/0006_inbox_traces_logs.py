@@ -5,17 +5,17 @@ Revises: 0005_inbox_states
 Create Date: 2026-11-22 22:35:01.740476
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
 import sqlmodel
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0006_inbox_traces_logs'
-down_revision: Union[str, Sequence[str], None] = '0005_inbox_states'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0005_inbox_states'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

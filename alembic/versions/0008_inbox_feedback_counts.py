@@ -5,17 +5,17 @@ Revises: 0007_console_accounts
 Create Date: 2026-11-22 23:08:29.649301
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
 import sqlmodel
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0008_inbox_feedback_counts'
-down_revision: Union[str, Sequence[str], None] = '0007_console_accounts'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0007_console_accounts'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

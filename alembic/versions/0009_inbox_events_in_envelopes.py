@@ -5,16 +5,16 @@ Revises: 0008_inbox_feedback_counts
 Create Date: 2026-11-23 00:45:00
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0009_inbox_events_in_envelopes'
-down_revision: Union[str, Sequence[str], None] = '0008_inbox_feedback_counts'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0008_inbox_feedback_counts'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

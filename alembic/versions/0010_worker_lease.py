@@ -5,17 +5,17 @@ Revises: 0009_inbox_events_in_envelopes
 Create Date: 2026-11-23 00:50:00
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
 import sqlmodel
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0010_worker_lease'
-down_revision: Union[str, Sequence[str], None] = '0009_inbox_events_in_envelopes'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0009_inbox_events_in_envelopes'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

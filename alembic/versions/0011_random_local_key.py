@@ -13,16 +13,16 @@ Create Date: 2026-11-24 10:00:00
 """
 import os
 import secrets
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0011_random_local_key'
-down_revision: Union[str, Sequence[str], None] = '0010_worker_lease'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0010_worker_lease'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 OLD_KEY = "lookout"
 OLD_DSN = "http://lookout@localhost/1"

@@ -27,8 +27,7 @@ from sqlalchemy import delete, exists, func, select
 from app.inbox.budget import InboxBudget
 from app.inbox.eviction import ISSUE_RANK, delete_issues
 from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS, chunks
-from app.monitoring.outbox import REJECTED
-from app.monitoring.outbox import TABLE as OUTBOX
+from app.monitoring.outbox import REJECTED, TABLE as OUTBOX
 from app.settings import Settings
 
 DAY = 86400.0

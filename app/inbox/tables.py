@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from app.models import (
-    InboxCount, InboxEvent, InboxFeedback, InboxIssue, InboxLog, InboxProject, InboxRead, InboxTransaction,
+    InboxCount,
+    InboxEvent,
+    InboxFeedback,
+    InboxIssue,
+    InboxLog,
+    InboxProject,
+    InboxRead,
+    InboxTransaction,
 )
 
 PROJECTS = InboxProject.__table__

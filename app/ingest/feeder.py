@@ -30,8 +30,7 @@ from app.inbox.retention import Retention
 from app.inbox.tables import READ
 from app.ingest.incoming import READ_ERRORS, Incoming, Ingested
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, REJECTED, OutboxStore
-from app.monitoring.outbox import TABLE as OUTBOX
+from app.monitoring.outbox import LOCAL, REJECTED, TABLE as OUTBOX, OutboxStore
 
 logger = logging.getLogger(__name__)
 BATCH = 200

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import sqlalchemy
 from sqlalchemy import insert, or_, select, update
@@ -75,7 +75,7 @@ def digest(secret: str) -> str:
 
 def day(timestamp: float) -> str:
     """A timestamp as the sentences and the CLI show it: "2026-11-24 16:05 UTC"."""
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def secret_of(authorization: str | None) -> str:

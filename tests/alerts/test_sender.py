@@ -20,8 +20,7 @@ import sqlalchemy
 from sqlalchemy import delete, insert, select, update
 
 from app import db
-from app.alerts import messages
-from app.alerts import sender as sending
+from app.alerts import messages, sender as sending
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.alerts.channels import CHANNELS
 from app.alerts.sender import (

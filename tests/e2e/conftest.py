@@ -18,8 +18,8 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from app.console.accounts import hash_password
 from tests import netns
 from tests.e2e.app_server import AppServer
-from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.captured import Outbox
+from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.helpers import LOG_DIR, VIEWER, VIEWER_PASSWORD, tree_state
 
 E2E_DATABASE = "e2e.db"

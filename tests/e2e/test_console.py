@@ -9,8 +9,7 @@ import uuid
 
 import httpx
 import pytest
-from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Error as PlaywrightError, Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import VIEWER, VIEWER_PASSWORD, open_page

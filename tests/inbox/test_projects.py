@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy
-
 from alembic import command
+
 from app import db
 from app.inbox import projects as module
 from app.inbox.projects import Project, Projects, settle_local_dsn

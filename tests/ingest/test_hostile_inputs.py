@@ -12,8 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import sqlalchemy
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app import db
 from app.inbox.reading import InboxReader, TraceReader
@@ -21,8 +20,7 @@ from app.inbox.tables import READ
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import TABLE as OUTBOX
-from app.monitoring.outbox import OutboxStore
+from app.monitoring.outbox import TABLE as OUTBOX, OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.ratelimits import RateLimits

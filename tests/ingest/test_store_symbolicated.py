@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy
-
 from alembic import command
+
 from app import db
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader

@@ -11,8 +11,7 @@ import httpx
 import pytest
 import sentry_sdk
 import sqlalchemy
-from opentelemetry import context as context_api
-from opentelemetry import trace
+from opentelemetry import context as context_api, trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from reflex_base import otel

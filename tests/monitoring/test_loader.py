@@ -7,8 +7,7 @@ import gzip
 import json
 import re
 
-from reflex.compiler import compiler
-from reflex.compiler import utils as compiler_utils
+from reflex.compiler import compiler, utils as compiler_utils
 
 from app.monitoring import browser, loader
 from app.settings import Settings

@@ -10,8 +10,7 @@ from pathlib import Path
 import brotli
 import pytest
 import zstandard
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from app.protocol.encodings import MAX_CODINGS, DecodeError, decode, decode_start
 

@@ -2,8 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app.protocol.envelope import CAPPED_ITEM_TYPES, Envelope, EnvelopeError, parse
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, assemble, header_line

@@ -14,7 +14,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from email.message import EmailMessage
-from pathlib import Path
 
 import httpx
 import pytest

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from app.monitoring.forwarder import LANE_BATCH
-from tests.monitoring.helpers import until
 from tests.monitoring.envelopes import error_event
+from tests.monitoring.helpers import until
 from tests.monitoring.upstream import Upstream
 from tests.reliability.cluster import Outcome, Tunnels, post_all
 from tests.services import Postgres

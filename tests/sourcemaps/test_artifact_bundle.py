@@ -12,7 +12,13 @@ import zipfile
 import pytest
 
 from app.sourcemaps.artifact_bundle import (
-    MAX_ENTRIES, MAX_FILE_BYTES, ArtifactBundleError, Limits, count_entries, open_bundle, url_path,
+    MAX_ENTRIES,
+    MAX_FILE_BYTES,
+    ArtifactBundleError,
+    Limits,
+    count_entries,
+    open_bundle,
+    url_path,
 )
 from tests.sourcemaps.artifact_zips import JsFile, artifact_bundle, js_file, member
 

@@ -5,13 +5,11 @@ from __future__ import annotations
 import inspect
 import json
 
-
 import app.app  # noqa: F401 (the pages are registered on import)
 from app.pages import home, try_errors
 from app.sourcemaps import pages
 from app.sourcemaps.maps import PageSource
 from app.sourcemaps.pages import page_source, page_sources, route_module
-
 
 
 def test_the_try_page_names_its_python_function() -> None:
