@@ -16,6 +16,7 @@ import reflex as rx
 from app import db
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
+from app.inbox.reading import InboxReader, TraceReader
 
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
@@ -30,6 +31,16 @@ def accounts() -> Accounts:
     if _accounts is None:
         _accounts = Accounts(db.engine())
     return _accounts
+
+
+def inbox_reader() -> InboxReader:
+    """Issues and their events, as the console pages read them."""
+    return InboxReader(db.engine())
+
+
+def trace_reader() -> TraceReader:
+    """Transactions and log lines, as the console pages read them."""
+    return TraceReader(db.engine())
 
 
 def viewer_of(caller: access.Caller, cookie_header: str) -> Viewer | None:
@@ -86,8 +97,9 @@ class ConsoleState(rx.State, mixin=True):
         # session cookie (HttpOnly: page scripts never see it).
         return viewer_of(access.Caller.from_router(self.router), self.router.headers.cookie)
 
-    def _allowed(self) -> bool:
-        """Whether this client may see the console now; if not, the state keeps none of its data."""
+    def _admit(self) -> bool:
+        """Apply the access rule now: whether this client may see the console. If not, the state
+        keeps none of its data and `refused` says why; if so, `viewer` says who it is."""
         found = self._viewer()
         if found is None:
             self.reset()  # whatever an earlier, allowed client read goes (a session may have ended)
@@ -98,13 +110,14 @@ class ConsoleState(rx.State, mixin=True):
         return True
 
     def _maintainer(self) -> Viewer | None:
-        """The client when it may change the inbox (a maintainer, or this machine), else None."""
-        found = self._viewer() if self._allowed() else None
+        """The client when it may change the inbox (a maintainer, or this machine), else None; the
+        access rule applied first (`_admit`)."""
+        found = self._viewer() if self._admit() else None
         return found if found is not None and found.may_change else None
 
     async def _show(self) -> bool:
         """Re-read the page's data when the client is allowed to see it; whether it was."""
-        if not self._allowed():
+        if not self._admit():
             return False
         await self._read()
         return True
@@ -124,7 +137,7 @@ class ConsoleState(rx.State, mixin=True):
         a client allowed to see the console (checked again on every turn), for WATCH_FOR_S at most."""
         global _watchers
         async with self:
-            if not self.live_route or self._watched(time.time()) or not self._allowed() or _watchers >= MAX_WATCHERS:
+            if not self.live_route or self._watched(time.time()) or not self._admit() or _watchers >= MAX_WATCHERS:
                 return
             self.watch_beat = time.time()
         _watchers += 1

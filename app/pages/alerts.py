@@ -12,6 +12,7 @@ from __future__ import annotations
 import reflex as rx
 
 from app.alerts.alert import KINDS
+from app.components.forms import native_select, outcome, read_only
 from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.pages.alerts_state import AlertsState
@@ -58,17 +59,6 @@ def channels_table() -> rx.Component:
                                      rx.cond(AlertsState.may_change, rx.table.column_header_cell("")))),
         rx.table.body(rx.foreach(AlertsState.channels, channel_row_view)),
         width="100%", id="alerts-channels",
-    )
-
-
-def native_select(choices: list[str] | rx.Var[list[str]], value: rx.Var[str], on_change: rx.EventHandler,
-                  element_id: str) -> rx.Component:
-    """A plain <select>: scripts and tests pick its options by value (`select_option`)."""
-    return rx.el.select(
-        rx.foreach(choices, lambda choice: rx.el.option(choice, value=choice)),
-        value=value, on_change=on_change, id=element_id,
-        style={"padding": "0.3em 0.5em", "border": "1px solid var(--gray-a7)", "border_radius": "var(--radius-2)",
-               "background": "var(--color-surface)", "color": "var(--gray-12)"},
     )
 
 
@@ -136,10 +126,8 @@ def page() -> rx.Component:
         unless_refused(
             AlertsState,
             rx.vstack(
-                rx.cond(AlertsState.read & ~AlertsState.may_change, rx.callout(
-                    "You can see the alerts; only a maintainer can change them.", id="alerts-readonly")),
-                rx.cond(AlertsState.error != "", rx.callout(AlertsState.error, color_scheme="orange", id="channel-error")),
-                rx.cond(AlertsState.notice != "", rx.callout(AlertsState.notice, color_scheme="green", id="alerts-notice")),
+                read_only(AlertsState, "You can see the alerts; only a maintainer can change them.", "alerts-readonly"),
+                outcome(AlertsState, "channel-error", "alerts-notice"),
                 rx.cond(AlertsState.secret_once != "", rx.callout.root(rx.callout.text(
                     "This channel's secret signs each request (X-Lookout-Signature); it is shown only now: ",
                     rx.code(AlertsState.secret_once, id="channel-secret-once"),

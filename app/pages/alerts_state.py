@@ -21,8 +21,8 @@ from app.alerts import configure
 from app.alerts.alert import KINDS
 from app.alerts.channels import SECRET_MAX
 from app.alerts.rules import BOUNDS, SWITCHES, Rules
-from app.console.state import ConsoleState, ago, bounded, one_of
-from app.ingest.fields import whole
+from app.console.form_state import FormState, choice_of, is_row_id, project_of
+from app.console.state import ago, one_of
 from app.settings import SETTINGS
 
 EVERY = "every project"
@@ -30,17 +30,6 @@ NUMBERS = tuple(BOUNDS)  # spike_events, spike_minutes, quiet_minutes
 NUMBER_DIGITS = 9  # a rule's number as typed: at most this many characters
 MAINTAINERS_ONLY = "Only a maintainer can change alerts."
 T = TypeVar("T")
-
-
-def choice_of(project_id: int, name: str) -> str:
-    """A project as the selects offer it: "id · name"."""
-    return f"{project_id} · {name[:100]}"
-
-
-def project_of(choice: str) -> int | None:
-    """The project id of a choice ("id · name"), None for EVERY (or anything else)."""
-    head = choice.split(" ", 1)[0]
-    return int(head) if 0 < len(head) <= 18 and head.isascii() and head.isdigit() else None
 
 
 def channel_row(view: configure.ChannelView, names: dict[int, str], now: float) -> dict[str, str]:
@@ -63,23 +52,16 @@ def in_transaction(work: Callable[[sqlalchemy.Connection], T]) -> Callable[[], T
     return run
 
 
-class AlertsState(ConsoleState, rx.State):
+class AlertsState(FormState, rx.State):
     live_route = routes.ALERTS
-    read: bool = False  # the page's data has been read for this client
-    may_change: bool = False  # a maintainer (or this machine): the forms show
+    maintainers_only = MAINTAINERS_ONLY
     channels: list[dict[str, str]] = []
-    projects: list[str] = []  # "id · name"
     scopes: list[str] = [EVERY]  # a channel's: EVERY, or one of `projects`
     # The new channel, as typed.
     kind: str = "email"
     target: str = ""
     secret: str = ""
     channel_project: str = EVERY
-    # What the last change did: a refusal (a sentence), a notice, and a json channel's secret made
-    # for it, shown to the maintainer who added it until they change something else or leave.
-    error: str = ""
-    notice: str = ""
-    secret_once: str = ""
     # The rules of one project, as shown or being edited.
     rules_project: str = ""
     rules_read: str = ""  # whose rules the form holds ("": none yet)
@@ -91,8 +73,7 @@ class AlertsState(ConsoleState, rx.State):
     quiet_minutes: str = ""
 
     async def _read(self) -> None:
-        found = self._viewer()
-        self.read, self.may_change = True, found is not None and found.may_change
+        self._reading(self._viewer())
         now = time.time()
 
         def read(connection: sqlalchemy.Connection) -> tuple[list[configure.ChannelView], dict[int, str]]:
@@ -123,60 +104,32 @@ class AlertsState(ConsoleState, rx.State):
         self.quiet_minutes = str(rules.quiet_minutes)
         self.rules_read = self.rules_project
 
-    @rx.event
-    async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
-        self.error = self.notice = self.secret_once = ""
-        self.rules_read = ""
-        return await ConsoleState.load(self)
-
-    def _may_change(self) -> bool:
-        """Whether this client may change alerts; says why not (unless it may not see the console)."""
-        self.error = self.notice = self.secret_once = ""
-        if self._maintainer() is not None:
-            return True
-        if not self.refused:
-            self.error = MAINTAINERS_ONLY
-        return False
-
-    async def _change(self, work: Callable[[sqlalchemy.Connection], T]) -> T | None:
-        """Run a maintainer's change in one transaction; a refusal's sentence goes to `error` (and
-        None comes back)."""
-        try:
-            return await anyio.to_thread.run_sync(in_transaction(work))
-        except ValueError as exc:
-            self.error = str(exc)
-            return None
-
     # The new channel's fields: only a maintainer's form sends them.
     @rx.event
     def set_kind(self, kind: str) -> None:
-        if self._maintainer() is not None:
-            self.kind = one_of(kind, KINDS, "email")
+        self._pick("kind", kind, KINDS, "email")
 
     @rx.event
     def set_target(self, text: str) -> None:
-        if self._maintainer() is not None:
-            self.target = bounded(text, configure.TARGET_MAX + 1)  # one more: too long is refused, not cut
+        self._type("target", text, configure.TARGET_MAX)
 
     @rx.event
     def set_secret(self, text: str) -> None:
-        if self._maintainer() is not None:
-            self.secret = bounded(text, SECRET_MAX + 1)
+        self._type("secret", text, SECRET_MAX)
 
     @rx.event
     def set_channel_project(self, choice: str) -> None:
-        if self._maintainer() is not None:
-            self.channel_project = one_of(choice, self.scopes, EVERY)
+        self._pick("channel_project", choice, self.scopes, EVERY)
 
     @rx.event
     async def add_channel(self) -> None:
-        if not self._may_change():
+        if self._begin_change() is None:
             return
         kind, target, project_id = self.kind, self.target, project_of(self.channel_project)
         secret = self.secret if kind == "json" else ""
         can_mail = bool(SETTINGS.smtp_url and SETTINGS.alert_from)
-        added = await self._change(
-            lambda c: configure.add_channel(c, kind, target, secret, project_id, time.time(), can_mail))
+        added = await self._change(in_transaction(
+            lambda c: configure.add_channel(c, kind, target, secret, project_id, time.time(), can_mail)))
         if added is not None:
             self.target = self.secret = ""
             self.secret_once = added.secret_once
@@ -185,37 +138,41 @@ class AlertsState(ConsoleState, rx.State):
 
     @rx.event
     async def remove_channel(self, channel_id: int) -> None:
-        if self._may_change() and self._known(channel_id):
-            await self._change(lambda c: configure.remove_channel(c, channel_id))
-            self.notice = "" if self.error else "Channel removed."
+        if await self._on_channel(channel_id, configure.remove_channel):
+            self.notice = "Channel removed."
         await self._show()
 
     @rx.event
     async def toggle_channel(self, channel_id: int, enabled: bool) -> None:
-        if self._may_change() and self._known(channel_id):
-            if not isinstance(enabled, bool):
-                self.error = "A channel is switched on or off."
-            else:
-                await self._change(lambda c: configure.switch_channel(c, channel_id, enabled))
+        await self._on_channel(channel_id, lambda c, known: configure.switch_channel(c, known, enabled),
+                               refusal="" if isinstance(enabled, bool) else "A channel is switched on or off.")
         await self._show()
 
     @rx.event
     async def send_test(self, channel_id: int) -> None:
-        if self._may_change() and self._known(channel_id):
-            if await self._change(lambda c: configure.queue_test(c, channel_id, time.time())) is not None:
-                self.notice = "Test alert queued: the channel's last delivery or last error shows how it went."
+        if await self._on_channel(channel_id, lambda c, known: configure.queue_test(c, known, time.time())):
+            self.notice = "Test alert queued: the channel's last delivery or last error shows how it went."
         await self._show()
 
-    def _known(self, channel_id: object) -> bool:
-        if whole(channel_id) and 0 < channel_id < 2**63:
-            return True
-        self.error = configure.NO_CHANNEL
-        return False
+    async def _on_channel(self, channel_id: object, work: Callable[[sqlalchemy.Connection, int], object],
+                          refusal: str = "") -> bool:
+        """A maintainer's change to one channel, in one transaction: whether it was made (if not,
+        `error` says why; `refusal`: a sentence for an argument found wrong beforehand)."""
+        if self._begin_change() is None:
+            return False
+        if not is_row_id(channel_id):
+            self.error = configure.NO_CHANNEL
+        elif refusal:
+            self.error = refusal
+        else:
+            known = int(channel_id)  # type: ignore[call-overload]  # is_row_id: a whole number
+            await self._change(in_transaction(lambda c: work(c, known)))
+        return not self.error
 
     # The rules form: any allowed client may pick whose rules it sees; only a maintainer edits.
     @rx.event
     async def choose_rules_project(self, choice: str) -> None:
-        if not self._allowed():
+        if not self._admit():
             return
         self.rules_project = one_of(choice, self.projects, self.rules_project)
         self.rules_read = ""
@@ -228,12 +185,12 @@ class AlertsState(ConsoleState, rx.State):
 
     @rx.event
     def set_rule_number(self, name: str, text: str) -> None:
-        if self._maintainer() is not None and name in NUMBERS:
-            setattr(self, name, bounded(text, NUMBER_DIGITS + 1))
+        if name in NUMBERS:
+            self._type(name, text, NUMBER_DIGITS)
 
     @rx.event
     async def save_rules(self) -> None:
-        if not self._may_change():
+        if self._begin_change() is None:
             return
         project_id = project_of(self.rules_project)
         numbers = [getattr(self, name).strip() for name in NUMBERS]
@@ -243,7 +200,7 @@ class AlertsState(ConsoleState, rx.State):
             self.error = "The spike's events and minutes and the quiet period are whole numbers."
         else:
             rules = Rules(self.new_issue, self.regression, self.spike, *(int(n) for n in numbers))
-            await self._change(lambda c: configure.save_rules(c, project_id, rules))
+            await self._change(in_transaction(lambda c: configure.save_rules(c, project_id, rules)))
             if not self.error:
                 self.notice = f"Rules saved for {self.rules_project}."
                 self.rules_read = ""  # read back as stored

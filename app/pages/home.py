@@ -5,9 +5,8 @@ import reflex as rx
 
 from app import db, wiring
 from app.components.layout import layout
-from app.console.state import ConsoleState
+from app.console.state import ConsoleState, inbox_reader
 from app.inbox.projects import Projects
-from app.inbox.reading import InboxReader
 from app.settings import SETTINGS
 from app.sourcemaps import to_sentry
 
@@ -51,7 +50,7 @@ class HomeState(ConsoleState, rx.State):
             host = self.router.headers.host or SETTINGS.local_dsn.netloc
             found = await anyio.to_thread.run_sync(Projects(db.engine()).all)
             self.other_projects = [(p.name, p.dsn(host)) for p in found if str(p.id) != SETTINGS.local_dsn.project_id]
-            inbox = InboxReader(db.engine())
+            inbox = inbox_reader()
             self.inbox_counts = counted(*await anyio.to_thread.run_sync(
                 lambda: (inbox.counts("session"), inbox.counts("discarded"))
             ))

@@ -16,11 +16,10 @@ import reflex as rx
 from app import db, routes
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.console.state import ConsoleState, ago, one_of
+from app.console.state import ConsoleState, ago, inbox_reader, one_of
 from app.inbox import states
 from app.ingest.fields import whole
 from app.ingest.store import InboxStore
-from app.pages.issues import reader
 from app.presentation import event as present
 from app.presentation import stack as present_stack
 
@@ -69,7 +68,7 @@ class IssueState(ConsoleState, rx.State):
         wanted = issue_number(self.router.url.query_parameters.get("id", ""))
         if wanted != self.issue_id:
             self.issue_id, self.position, self.opened_folds = wanted, 0, []
-        issue = await anyio.to_thread.run_sync(reader().issue, self.issue_id)
+        issue = await anyio.to_thread.run_sync(inbox_reader().issue, self.issue_id)
         self.found = issue is not None
         if issue is None:
             return
@@ -77,14 +76,14 @@ class IssueState(ConsoleState, rx.State):
         self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
         self.status, self.count = issue["status"], str(issue["event_count"])
         self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
-        found = await anyio.to_thread.run_sync(reader().issue_event, self.issue_id, self.position)
+        found = await anyio.to_thread.run_sync(inbox_reader().issue_event, self.issue_id, self.position)
         event, self.stored = found if found else ({}, 0)
         self.event_id = str(event.get("event_id", ""))
-        self.breakdown = await anyio.to_thread.run_sync(reader().tag_breakdown, self.issue_id)
+        self.breakdown = await anyio.to_thread.run_sync(inbox_reader().tag_breakdown, self.issue_id)
         self.feedback = [{
             "when": ago(f["received_at"], now), "who": " ".join(filter(None, (f["name"], f["email"]))) or "someone",
             "message": f["message"],
-        } for f in await anyio.to_thread.run_sync(reader().feedback, self.issue_id)]
+        } for f in await anyio.to_thread.run_sync(inbox_reader().feedback, self.issue_id)]
         self.has_minified = present_stack.has_minified(event)
         if not self.has_minified:
             self.frames_view = present_stack.ORIGINAL
@@ -92,7 +91,7 @@ class IssueState(ConsoleState, rx.State):
         self.breadcrumbs = present.breadcrumb_rows(event)
         self.tags = present.tag_rows(event)
         self.contexts = present.context_rows(event)
-        changes = await anyio.to_thread.run_sync(reader().history, self.issue_id)
+        changes = await anyio.to_thread.run_sync(inbox_reader().history, self.issue_id)
         self.history = [{
             "when": ago(float(c["at"]), now), "actor": str(c["actor"]),
             "change": f"{c['from_status']} → {c['to_status']}", "note": str(c["note"]),
@@ -101,7 +100,7 @@ class IssueState(ConsoleState, rx.State):
     @rx.event
     async def turn(self, step: int) -> None:
         """Show an older (+1) or newer (-1) stored event."""
-        if not self._allowed():
+        if not self._admit():
             return
         if whole(step):
             self.position = min(max(0, self.position + step), max(0, self.stored - 1))

@@ -8,10 +8,10 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.console.state import ConsoleState, ago, bounded, one_of
+from app.console.state import ConsoleState, ago, bounded, inbox_reader, one_of
 from app.inbox.reading import InboxReader
 from app.ingest.fields import whole
 from app.presentation.event import sparkline
@@ -25,10 +25,6 @@ SORTS = {"last seen": "last_seen", "events": "count"}
 
 FACETS_EVERY_S = 30.0  # filter choices are re-read at most this often (they are DISTINCTs over the events)
 _facets: tuple[float, dict[str, list[str]]] = (float("-inf"), {})
-
-
-def reader() -> InboxReader:
-    return InboxReader(db.engine())
 
 
 def filter_choices(inbox: InboxReader) -> dict[str, list[str]]:
@@ -72,7 +68,7 @@ class IssuesState(ConsoleState, rx.State):
         now = time.time()
 
         def read() -> tuple[list[dict], int, dict[int, list[int]], dict[str, list[str]]]:
-            inbox = reader()
+            inbox = inbox_reader()
             found, total = inbox.issues(status, PAGE_SIZE, self.page_number * PAGE_SIZE, self.search,
                                         sort=SORTS.get(self.sort, "last_seen"), project=project, **chosen)
             return found, total, inbox.hourly([i["id"] for i in found], now), filter_choices(inbox)

@@ -9,11 +9,10 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.console.state import ConsoleState, ago, bounded, one_of
-from app.inbox.reading import TraceReader
+from app.console.state import ConsoleState, ago, bounded, one_of, trace_reader
 
 TITLE = "Logs · Lookout"
 SHOWN = 200
@@ -41,7 +40,7 @@ class LogsState(ConsoleState, rx.State):
 
     async def _read(self) -> None:
         level = "" if self.level == "all" else self.level
-        found = await anyio.to_thread.run_sync(lambda: TraceReader(db.engine()).logs(SHOWN, level, self.search))
+        found = await anyio.to_thread.run_sync(lambda: trace_reader().logs(SHOWN, level, self.search))
         now = time.time()
         self.rows = [{
             "when": ago(line["timestamp"], now), "level": line["level"], "body": line["body"],

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app.components.forms import native_select, outcome, read_only
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.pages.alerts import native_select
 from app.pages.tokens_state import TokensState
 
 TITLE = "Upload tokens · Lookout"
@@ -79,10 +79,9 @@ def page() -> rx.Component:
             rx.vstack(
                 rx.text("Tokens let sentry-cli and the bundler plugins upload a project's source maps, and "
                         "nothing else.", size="2"),
-                rx.cond(TokensState.read & ~TokensState.may_change, rx.callout(
-                    "You can see the tokens; only a maintainer can make or revoke them.", id="tokens-readonly")),
-                rx.cond(TokensState.error != "", rx.callout(TokensState.error, color_scheme="orange", id="tokens-error")),
-                rx.cond(TokensState.notice != "", rx.callout(TokensState.notice, color_scheme="green", id="tokens-notice")),
+                read_only(TokensState, "You can see the tokens; only a maintainer can make or revoke them.",
+                          "tokens-readonly"),
+                outcome(TokensState, "tokens-error", "tokens-notice"),
                 rx.cond(TokensState.secret_once != "", secret_once()),
                 rx.cond(TokensState.may_change, create_form()),
                 tokens_table(),

@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
 from app.console import state as console
-from app.console.accounts import Viewer
-from app.console.state import ConsoleState, ago, bounded, one_of
+from app.console.form_state import FormState, choice_of, is_row_id, project_of
+from app.console.state import ago
 from app.inbox.projects import Projects
-from app.ingest.fields import whole
-from app.pages.alerts_state import choice_of, project_of
 from app.settings import SETTINGS
 from app.sourcemaps.tokens import (
     MAX_LABEL_CHARS,
@@ -40,7 +36,6 @@ from app.sourcemaps.tokens import (
 MAINTAINERS_ONLY = "Only a maintainer can make or revoke upload tokens."
 NO_TOKEN = "There is no such upload token."
 SHOWN_FOR_S = 600.0  # a new token's secret stays in the state at most this long
-T = TypeVar("T")
 
 
 def token_row(token: TokenRow, names: dict[int, str], now: float) -> dict[str, str]:
@@ -53,26 +48,20 @@ def token_row(token: TokenRow, names: dict[int, str], now: float) -> dict[str, s
     }
 
 
-class TokensState(ConsoleState, rx.State):
+class TokensState(FormState, rx.State):
     live_route = routes.TOKENS
-    read: bool = False  # the page's data has been read for this client
-    may_change: bool = False  # a maintainer (or this machine): the form and the revoke buttons show
+    maintainers_only = MAINTAINERS_ONLY
     tokens: list[dict[str, str]] = []
-    projects: list[str] = []  # "id · name"
     # The new token, as picked and typed.
     project: str = ""
     label: str = ""
-    error: str = ""
-    notice: str = ""
-    # The token just made: its secret and the settings with it, shown once (see the docstring).
-    secret_once: str = ""
+    # The settings that go with the token just made (`secret_once`), shown once (see the docstring).
     settings_once: str = ""
     _held_at: float = 0.0  # backend only: when this client's `hold_secret` task last ran (0: none)
     _shown_at: float = 0.0  # backend only: when the secret shown was made
 
     async def _read(self) -> None:
-        found = self._viewer()
-        self.read, self.may_change = True, found is not None and found.may_change
+        self._reading(self._viewer())
         now = time.time()
 
         def read() -> tuple[list[TokenRow], dict[int, str]]:
@@ -86,18 +75,14 @@ class TokensState(ConsoleState, rx.State):
             self.project = self.projects[0] if self.projects else ""
 
     def _forget(self) -> None:
-        self.error = self.notice = self.secret_once = self.settings_once = ""
-
-    @rx.event
-    async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
-        self._forget()
-        return await ConsoleState.load(self)
+        super()._forget()
+        self.settings_once = ""
 
     @rx.event
     def forget_secret(self) -> None:
         """The maintainer has copied the secret: it goes."""
         self.secret_once = self.settings_once = ""
-        self._allowed()
+        self._admit()
 
     @rx.event(background=True)
     async def hold_secret(self) -> None:
@@ -120,42 +105,24 @@ class TokensState(ConsoleState, rx.State):
                     return
                 self._held_at = time.time()
 
-    def _changer(self) -> Viewer | None:
-        """The maintainer changing tokens, or None; says why not (unless it may not see the console)."""
-        self._forget()
-        maintainer = self._maintainer()
-        if maintainer is None and not self.refused:
-            self.error = MAINTAINERS_ONLY
-        return maintainer
-
-    async def _change(self, work: Callable[[Tokens], T]) -> T | None:
-        """Run a maintainer's change off the event loop; a refusal's sentence goes to `error`."""
-        try:
-            return await anyio.to_thread.run_sync(lambda: work(Tokens(db.engine())))
-        except ValueError as exc:
-            self.error = str(exc)
-            return None
-
     @rx.event
     def set_project(self, choice: str) -> None:
-        if self._maintainer() is not None:
-            self.project = one_of(choice, self.projects, self.project)
+        self._pick("project", choice, self.projects, self.project)
 
     @rx.event
     def set_label(self, text: str) -> None:
-        if self._maintainer() is not None:
-            self.label = bounded(text, MAX_LABEL_CHARS + 1)  # one more: too long is refused, not cut
+        self._type("label", text, MAX_LABEL_CHARS)
 
     @rx.event
     async def create(self):  # noqa: ANN201 (hold_secret, when a token was made)
-        maintainer = self._changer()
+        maintainer = self._begin_change()
         if maintainer is None:
             return None
         project_id, label = project_of(self.project), self.label
         if project_id is None:
             self.error = "Choose the project the token uploads to."
         else:
-            made = await self._change(lambda tokens: tokens.add(project_id, label, created_by=maintainer.name))
+            made = await self._change(lambda: Tokens(db.engine()).add(project_id, label, created_by=maintainer.name))
             if made is not None:
                 row, secret = made
                 self.label = ""
@@ -167,10 +134,10 @@ class TokensState(ConsoleState, rx.State):
 
     @rx.event
     async def revoke(self, token_id: int) -> None:
-        if self._changer() is not None:
-            if not (whole(token_id) and 0 < token_id < 2**63):
+        if self._begin_change() is not None:
+            if not is_row_id(token_id):
                 self.error = NO_TOKEN
-            elif await self._change(lambda tokens: tokens.revoke(token_id)):
+            elif await self._change(lambda: Tokens(db.engine()).revoke(token_id)):
                 self.notice = f"Token {token_id} is revoked: uploads with it are refused."
             elif not self.error:
                 self.error = NO_TOKEN

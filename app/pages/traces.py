@@ -8,20 +8,15 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.console.state import ConsoleState, ago, bounded
-from app.inbox.reading import TraceReader
+from app.console.state import ConsoleState, ago, bounded, trace_reader
 from app.presentation import event as present
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"
 PAGE_SIZE = 50
-
-
-def reader() -> TraceReader:
-    return TraceReader(db.engine())
 
 
 class TracesState(ConsoleState, rx.State):
@@ -31,7 +26,7 @@ class TracesState(ConsoleState, rx.State):
     search: str = ""
 
     async def _read(self) -> None:
-        found, total = await anyio.to_thread.run_sync(lambda: reader().transactions(PAGE_SIZE, 0, self.search))
+        found, total = await anyio.to_thread.run_sync(lambda: trace_reader().transactions(PAGE_SIZE, 0, self.search))
         now = time.time()
         self.total = total
         self.rows = [{
@@ -52,7 +47,7 @@ class TraceState(ConsoleState, rx.State):
 
     async def _read(self) -> None:
         self.trace_id = self.router.url.query_parameters.get("id", "")[:64]
-        transactions = await anyio.to_thread.run_sync(reader().trace, self.trace_id)
+        transactions = await anyio.to_thread.run_sync(trace_reader().trace, self.trace_id)
         self.rows = present.waterfall_rows(transactions)
 
 

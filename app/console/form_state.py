@@ -1,0 +1,90 @@
+"""What the console pages with forms (/alerts, /tokens) share: the page read for an allowed client,
+whether it may change anything, the projects offered, what the last change did, and the checks on a
+form's arguments.
+
+A maintainer's change goes: `_begin_change()` (the last change's messages go; the maintainer, or
+None with the refusal in `error`), then the work through `_change()` (off the event loop; a
+`ValueError`'s sentence goes to `error`), then `_show()`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
+
+import anyio.to_thread
+import reflex as rx
+
+from app.console.accounts import Viewer
+from app.console.state import ConsoleState, bounded, one_of
+from app.ingest.fields import whole
+
+T = TypeVar("T")
+MAX_ROW_ID = 2**63  # a row id the database can hold
+
+
+def choice_of(project_id: int, name: str) -> str:
+    """A project as the selects offer it: "id · name"."""
+    return f"{project_id} · {name[:100]}"
+
+
+def project_of(choice: str) -> int | None:
+    """The project id of a choice ("id · name"), None for anything else."""
+    head = choice.split(" ", 1)[0]
+    return int(head) if 0 < len(head) <= 18 and head.isascii() and head.isdigit() else None
+
+
+def is_row_id(value: object) -> bool:
+    """Whether a client's argument can be a row's id (a whole number the database can hold)."""
+    return whole(value) and 0 < value < MAX_ROW_ID
+
+
+class FormState(ConsoleState, mixin=True):
+    read: bool = False  # the page's data has been read for this client
+    may_change: bool = False  # a maintainer (or this machine): the forms show
+    projects: list[str] = []  # "id · name"
+    # What the last change did: a refusal (a sentence), a notice, and a secret made by it, shown to
+    # the maintainer who made it until they change something else or leave.
+    error: str = ""
+    notice: str = ""
+    secret_once: str = ""
+    maintainers_only: ClassVar[str] = "Only a maintainer can change this."
+
+    def _reading(self, found: Viewer | None) -> None:
+        """The page is being read for `found` (the client, as `_viewer()` found it)."""
+        self.read, self.may_change = True, found is not None and found.may_change
+
+    def _forget(self) -> None:
+        self.error = self.notice = self.secret_once = ""
+
+    @rx.event
+    async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
+        self._forget()
+        return await ConsoleState.load(self)
+
+    def _begin_change(self) -> Viewer | None:
+        """Start a change: the last change's messages go; the maintainer, or None with the refusal in
+        `error` (none for a client that may not see the console: `refused` says why)."""
+        self._forget()
+        maintainer = self._maintainer()
+        if maintainer is None and not self.refused:
+            self.error = self.maintainers_only
+        return maintainer
+
+    async def _change(self, work: Callable[[], T]) -> T | None:
+        """Run a maintainer's change off the event loop; a refusal's sentence goes to `error` (and
+        None comes back)."""
+        try:
+            return await anyio.to_thread.run_sync(work)
+        except ValueError as exc:
+            self.error = str(exc)
+            return None
+
+    # A form's fields as a maintainer types or picks them: only a maintainer's form sends them.
+    def _type(self, name: str, text: object, limit: int) -> None:
+        """Field `name` as typed, one character more than `limit`: too long is refused, not cut."""
+        if self._maintainer() is not None:
+            setattr(self, name, bounded(text, limit + 1))
+
+    def _pick(self, name: str, choice: object, choices: list[str] | tuple[str, ...], default: str) -> None:
+        if self._maintainer() is not None:
+            setattr(self, name, one_of(choice, choices, default))
