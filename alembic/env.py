@@ -30,6 +30,8 @@ else:
 
     if config.config_file_name is not None:
         fileConfig(config.config_file_name, disable_existing_loggers=False)
+    if rx_config.db_url is None:  # rxconfig.py always names one
+        raise RuntimeError("rxconfig.py names no database (db_url)")
     with create_engine(rx_config.db_url, poolclass=pool.NullPool).connect() as conn:
         run_with(conn)
         conn.commit()

@@ -17,7 +17,8 @@ from app.settings import SETTINGS, Dsn
 from tests import netns, services
 from tests.environment import IN_CI, LOCAL_DSN
 
-pytest_plugins = ["tests.databases"]  # engine, inbox
+# engine, inbox; first_build, second_build (the source-map tests' two builds of one small app)
+pytest_plugins = ["tests.databases", "tests.sourcemaps.reflex_like_build"]
 
 # This process's settings, as the backend's start leaves them (it reads the key from its database).
 SETTINGS.settle_local_dsn(Dsn.parse(LOCAL_DSN))

@@ -8,7 +8,7 @@ Create Date: 2026-11-22 16:56:30.913696
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 # revision identifiers, used by Alembic.

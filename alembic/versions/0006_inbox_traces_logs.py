@@ -8,7 +8,7 @@ Create Date: 2026-11-22 22:35:01.740476
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 # revision identifiers, used by Alembic.

@@ -1,6 +1,6 @@
 """Console clients for tests of the console's state and of the pages: a page's state as a client
 from this machine or from elsewhere would have it, signed in or not, running handlers, and what the state
-shows; a database holding one of each thing the console reads (`engine`)."""
+shows; a database holding one of each thing the console reads (`console_database`, a module's `engine`)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,8 @@ STRANGER = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000"}}
 LOOPBACK = {"ip": "127.0.0.1", "headers": {"host": "localhost:3000"}}
 
 
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
-    """A real SQLite file holding the marker in an event, a transaction, a log line and feedback;
+def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
+    """For an `engine` fixture: a real SQLite file holding the marker in an event, a transaction, a log line and feedback;
     the pages read it through `db.engine()`."""
     eng = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(eng)

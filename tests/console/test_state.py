@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,15 +18,21 @@ import app.app  # noqa: F401 (registers every page's state)
 from app.console import state as console
 from app.console.state import ConsoleState
 from app.inbox.reading import InboxReader
-from tests.console.clients import (  # noqa: F401 (engine: a fixture)
+from tests.console.clients import (
     LOOPBACK,
     MARKER,
     STRANGER,
     client_state,
-    engine,
+    console_database,
     run,
     shown,
 )
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
+    """The console's database (tests/console/clients.py), in place of the shared one (tests/databases.py)."""
+    yield from console_database(tmp_path, monkeypatch)
 
 
 def console_states() -> list[type[ConsoleState]]:

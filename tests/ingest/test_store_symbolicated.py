@@ -36,13 +36,7 @@ from tests.factories import (
 )
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.real_build import SENTRY_CLI
-from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)
-    COMPONENTS,
-    Build,
-    Maps,
-    first_build,
-    second_build,
-)
+from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps
 
 
 def symbolicating(engine: sqlalchemy.Engine, *builds: Build) -> InboxStore:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy
@@ -18,11 +20,11 @@ from app.pages import issue
 from app.pages.issue import IssueState
 from app.presentation.stack import MINIFIED, ORIGINAL
 from app.settings import SETTINGS
-from tests.console.clients import (  # noqa: F401 (engine: a fixture)
+from tests.console.clients import (
     LOOPBACK,
     STRANGER,
     client_state,
-    engine,
+    console_database,
     run,
     shown,
 )
@@ -32,7 +34,13 @@ MARKER = f"stack-{uuid.uuid4().hex}"
 
 
 @pytest.fixture
-def issue_id(engine: sqlalchemy.Engine) -> int:  # noqa: F811 (the fixture imported above)
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
+    """The console's database (tests/console/clients.py), in place of the shared one (tests/databases.py)."""
+    yield from console_database(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def issue_id(engine: sqlalchemy.Engine) -> int:
     """An issue whose event kept the frames its client sent (raw_stacktrace) and has library frames."""
     event = {"event_id": uuid.uuid4().hex, "level": "error", "platform": "python", "exception": {"values": [{
         "type": "StackProbe", "value": MARKER,

@@ -16,15 +16,7 @@ from app.sourcemaps.map_cache import MapCache
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from tests.monitoring.envelopes import SAMPLE_PATHS
-from tests.sourcemaps.reflex_like_build import (  # noqa: F401 (fixtures)
-    COMPONENTS,
-    PAGE,
-    ROUTE,
-    Build,
-    Maps,
-    first_build,
-    second_build,
-)
+from tests.sourcemaps.reflex_like_build import COMPONENTS, PAGE, ROUTE, Build, Maps
 
 PYTHON_PAGE = {"module": PAGE.module, "function": PAGE.function, "file": PAGE.file, "line": PAGE.line}
 
