@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, LargeBinary
+from sqlalchemy import Column, Index, LargeBinary, Table
 from sqlmodel import Field, SQLModel
 
 metadata = SQLModel.metadata
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The table a table model maps, for SQLAlchemy Core statements."""
+    return model.__table__  # type: ignore[attr-defined]  # SQLAlchemy sets it on each table model; SQLModel does not declare it
 
 
 class OutboxEnvelope(SQLModel, table=True):

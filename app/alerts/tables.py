@@ -3,9 +3,9 @@ names the inbox's)."""
 
 from __future__ import annotations
 
-from app.models import Alert, AlertChannel, AlertDelivery, AlertRules
+from app.models import Alert, AlertChannel, AlertDelivery, AlertRules, table_of
 
-RULES = AlertRules.__table__
-CHANNELS = AlertChannel.__table__
-ALERTS = Alert.__table__
-DELIVERIES = AlertDelivery.__table__
+RULES = table_of(AlertRules)
+CHANNELS = table_of(AlertChannel)
+ALERTS = table_of(Alert)
+DELIVERIES = table_of(AlertDelivery)

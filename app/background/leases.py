@@ -21,9 +21,9 @@ from collections.abc import Callable
 import sqlalchemy
 from sqlalchemy import insert, or_, update
 
-from app.models import WorkerLease
+from app.models import WorkerLease, table_of
 
-TABLE = WorkerLease.__table__
+TABLE = table_of(WorkerLease)
 TTL_S = 10.0  # a dead holder's work resumes elsewhere within this
 RENEW_S = 2.0  # holders renew this often (the forwarder's and feeder's loops wake at least this often)
 

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import delete, insert, select, update
 
-from app.models import ConsoleSession, ConsoleUser
+from app.models import ConsoleSession, ConsoleUser, table_of
 
 ROLES = ("viewer", "maintainer")
 SESSION_S = 7 * 86400
 COOKIE = "lookout_session"
-USERS = ConsoleUser.__table__
-SESSIONS = ConsoleSession.__table__
+USERS = table_of(ConsoleUser)
+SESSIONS = table_of(ConsoleSession)
 _N, _R, _P = 2**14, 8, 1
 MAX_NAME_CHARS = 128
 # What an unknown name's password is checked against: the same scrypt parameters as a real hash,

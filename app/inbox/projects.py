@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import func, insert, select
 
-from app.models import InboxProject
+from app.models import InboxProject, table_of
 from app.settings import LOCAL_PROJECT_ID, Dsn, Settings, local_dsn_with
 
-PROJECTS = InboxProject.__table__
+PROJECTS = table_of(InboxProject)
 DEFAULT_HOST = "localhost:3000"
 LOCAL_PROJECT_NAME = "Lookout"
 

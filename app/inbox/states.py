@@ -16,7 +16,7 @@ import time
 import sqlalchemy
 from sqlalchemy import insert, select, update
 
-from app.models import InboxEvent, InboxIssue, InboxIssueChange
+from app.models import InboxEvent, InboxIssue, InboxIssueChange, table_of
 
 UNRESOLVED, RESOLVED, IGNORED, REGRESSED = "unresolved", "resolved", "ignored", "regressed"
 OPEN = (UNRESOLVED, REGRESSED)
@@ -27,9 +27,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     IGNORED: (UNRESOLVED,),
 }
 SYSTEM = "system"
-ISSUES = InboxIssue.__table__
-EVENTS = InboxEvent.__table__
-CHANGES = InboxIssueChange.__table__
+ISSUES = table_of(InboxIssue)
+EVENTS = table_of(InboxEvent)
+CHANGES = table_of(InboxIssueChange)
 
 
 class StateError(ValueError):

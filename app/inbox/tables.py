@@ -14,16 +14,17 @@ from app.models import (
     InboxProject,
     InboxRead,
     InboxTransaction,
+    table_of,
 )
 
-PROJECTS = InboxProject.__table__
-ISSUES = InboxIssue.__table__
-EVENTS = InboxEvent.__table__
-READ = InboxRead.__table__
-TRANSACTIONS = InboxTransaction.__table__
-LOGS = InboxLog.__table__
-FEEDBACK = InboxFeedback.__table__
-COUNTS = InboxCount.__table__
+PROJECTS = table_of(InboxProject)
+ISSUES = table_of(InboxIssue)
+EVENTS = table_of(InboxEvent)
+READ = table_of(InboxRead)
+TRANSACTIONS = table_of(InboxTransaction)
+LOGS = table_of(InboxLog)
+FEEDBACK = table_of(InboxFeedback)
+COUNTS = table_of(InboxCount)
 # The largest envelope an outbox row holds, decompressed (LOOKOUT_MAX_ENVELOPE_BYTES's default).
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 

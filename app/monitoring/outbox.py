@@ -18,10 +18,10 @@ import sqlalchemy
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 
-from app.models import InboxRead, OutboxEnvelope
+from app.models import InboxRead, OutboxEnvelope, table_of
 
-TABLE = OutboxEnvelope.__table__
-READ = InboxRead.__table__
+TABLE = table_of(OutboxEnvelope)
+READ = table_of(InboxRead)
 PENDING = "pending"
 LOCAL = "local"
 REJECTED = "rejected"  # a local row the inbox feeder could not read (app/ingest/feeder.py), kept with the reason

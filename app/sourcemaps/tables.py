@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.models import SourceMapBuild, SourceMapFile, UploadChunk, UploadToken
+from app.models import SourceMapBuild, SourceMapFile, UploadChunk, UploadToken, table_of
 
-BUILDS = SourceMapBuild.__table__
-FILES = SourceMapFile.__table__
-CHUNKS = UploadChunk.__table__
-TOKENS = UploadToken.__table__
+BUILDS = table_of(SourceMapBuild)
+FILES = table_of(SourceMapFile)
+CHUNKS = table_of(UploadChunk)
+TOKENS = table_of(UploadToken)
