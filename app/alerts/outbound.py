@@ -183,7 +183,7 @@ async def post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: 
         return Delivered(ok=False, error=f"The webhook did not answer within {timeout_s:g} s.")
     except _Unresolved as error:
         return Delivered(ok=False, error=cut_error(str(error)))
-    except Exception as error:  # a send's failure is the delivery's, never the sender's
+    except Exception as error:  # noqa: BLE001 (a send's failure is the delivery's, never the sender's)
         return Delivered(ok=False, error=cut_error(f"The webhook could not be reached: {_describe(error)}."))
 
 

@@ -243,7 +243,7 @@ class TraceReader:
 
     def transactions(self, limit: int = 50, offset: int = 0, search: str = "") -> tuple[list[dict[str, Any]], int]:
         """Transactions, newest first, and how many match (`search`: in the name or op)."""
-        condition = sqlalchemy.true()
+        condition: sqlalchemy.ColumnElement[bool] = sqlalchemy.true()
         if search.strip():
             pattern = f"%{search.strip().lower()}%"
             condition = (sqlalchemy.func.lower(TRANSACTIONS.c.name).like(pattern)
@@ -269,7 +269,7 @@ class TraceReader:
 
     def logs(self, limit: int = 200, level: str = "", search: str = "") -> list[dict[str, Any]]:
         """Log lines, newest first (`level`: exactly; `search`: in the body)."""
-        condition = sqlalchemy.true()
+        condition: sqlalchemy.ColumnElement[bool] = sqlalchemy.true()
         if level:
             condition = condition & (LOGS.c.level == level)
         if search.strip():

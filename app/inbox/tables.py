@@ -4,6 +4,7 @@ long `IN (...)` lists they build."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from app.models import (
     InboxCount,
@@ -17,6 +18,8 @@ from app.models import (
     table_of,
 )
 
+T = TypeVar("T")  # what `chunks` slices: row ids, or names
+
 PROJECTS = table_of(InboxProject)
 ISSUES = table_of(InboxIssue)
 EVENTS = table_of(InboxEvent)
@@ -29,7 +32,7 @@ COUNTS = table_of(InboxCount)
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 
 
-def chunks(ids: Sequence[int], size: int = 500) -> Iterator[Sequence[int]]:
+def chunks(ids: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
     """`ids` in slices of `size`, for `IN (...)` lists that stay under the drivers' parameter limits."""
     for start in range(0, len(ids), size):
         yield ids[start:start + size]

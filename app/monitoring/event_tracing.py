@@ -29,7 +29,7 @@ from reflex_base import otel
 from reflex_base.constants import RouteVar
 from reflex_base.event.context import EventContext
 from sentry_sdk.scope import use_isolation_scope, use_scope
-from sentry_sdk.tracing import Transaction, TransactionSource
+from sentry_sdk.tracing import Span as SentrySpan, Transaction, TransactionSource
 
 OP = "reflex.event"
 ORIGIN = "auto.function.reflex"
@@ -52,7 +52,7 @@ class EventInfo:
 
 @dataclass
 class _Open:
-    transaction: Transaction
+    transaction: SentrySpan  # the Transaction started, or a NoOpSpan when tracing is off
     scopes: contextlib.ExitStack
     info: EventInfo
 
@@ -93,14 +93,15 @@ class EventTransactions(SpanProcessor):
         self._open[context.span_id] = _Open(transaction, scopes, info)
 
     def on_end(self, span: ReadableSpan) -> None:
-        opened = self._open.pop(span.get_span_context().span_id, None)
-        if opened is None:
+        context = span.get_span_context()
+        opened = self._open.pop(context.span_id, None) if context is not None else None
+        if context is None or opened is None:
             return
         failed = span.status.status_code is StatusCode.ERROR
         opened.transaction.set_status("internal_error" if failed else "ok")
         if failed:
             scopes = (sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope(), opened.info)
-            self._failed[span.get_span_context().span_id] = scopes
+            self._failed[context.span_id] = scopes
             while len(self._failed) > KEEP_FAILED:
                 self._failed.popitem(last=False)
         try:

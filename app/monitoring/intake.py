@@ -26,6 +26,7 @@ from app.monitoring.intake_limits import Buckets, IntakeLimits
 from app.protocol import containers, encodings, envelope
 from app.protocol.asgi import Receive, Refused, Request, read_body
 from app.protocol.clients import client_address, forwarded_chain
+from app.protocol.envelope import Envelope
 from app.settings import Settings
 
 T = TypeVar("T")
@@ -77,7 +78,7 @@ class Intake:
         _check(self.limits.key, dsn, "for this DSN")
         self.limits.key.spend(dsn, size)
 
-    async def envelope(self, raw: bytes, content_encoding: str) -> envelope.Envelope:
+    async def envelope(self, raw: bytes, content_encoding: str) -> Envelope:
         """The whole envelope, decoded, parsed and checked (see the module's step 5)."""
         return await self.heavy(self._envelope, raw, content_encoding)
 
@@ -87,7 +88,7 @@ class Intake:
             return work(raw, content_encoding)
         return await anyio.to_thread.run_sync(work, raw, content_encoding, limiter=self._limiter())
 
-    def _envelope(self, raw: bytes, content_encoding: str) -> envelope.Envelope:
+    def _envelope(self, raw: bytes, content_encoding: str) -> Envelope:
         try:
             parsed = envelope.parse(encodings.decode(raw, content_encoding, self.settings.max_envelope_bytes),
                                     self.settings.max_item_bytes)

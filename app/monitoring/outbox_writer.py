@@ -95,7 +95,7 @@ class OutboxWriter:
             if self._connection is None:
                 self._connection = self._connect()
             self.store.add_many([row for row, _ in batch], self._connection)
-        except Exception as exc:  # nothing of the batch is stored (the database may be away)
+        except Exception as exc:  # noqa: BLE001 (nothing of the batch is stored: the database may be away)
             _discard(self._connection)  # a broken connection is not reused
             self._connection = None
             return exc if isinstance(exc, StoreFailed) else StoreFailed(str(exc))
@@ -105,7 +105,7 @@ class OutboxWriter:
         """Commit `batch` on a pooled connection, with the engine's long busy timeout (on a thread)."""
         try:
             self.store.add_many([row for row, _ in batch])
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (returned to each waiter, as above)
             return exc if isinstance(exc, StoreFailed) else StoreFailed(str(exc))
         return None
 

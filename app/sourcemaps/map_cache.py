@@ -57,7 +57,7 @@ def parse(stored: StoredMap) -> Entry:
     digest = fingerprint(stored)
     try:
         cache = SourceMapCache.from_bytes(stored.source, stored.sourcemap)
-    except Exception as exc:  # symbolic raises its own kinds for every way a map can be wrong
+    except Exception as exc:  # noqa: BLE001 (symbolic raises its own kinds for every way a map can be wrong)
         return Unreadable(str(exc)[:MESSAGE_LENGTH] or type(exc).__name__, stored.debug_id, stored.asset_path, digest)
     return ParsedMap(stored.debug_id, stored.build_id, stored.asset_path, cache, line_lengths(stored.source),
                      len(stored.source) + len(stored.sourcemap), digest, dict(stored.pages))

@@ -104,6 +104,6 @@ def from_json(value: object) -> dict[str, PageSource]:
         if not isinstance(path, str) or not isinstance(entry, dict):
             continue
         module, function, file, line = (entry.get(key) for key in ("module", "function", "file", "line"))
-        if all(isinstance(text, str) for text in (module, function, file)) and type(line) is int:
+        if isinstance(module, str) and isinstance(function, str) and isinstance(file, str) and type(line) is int:
             found[path] = PageSource(module=module, function=function, file=file, line=line)
     return found

@@ -247,5 +247,6 @@ def _images(event: dict[str, Any]) -> dict[str, str]:
 
 
 def _with_error(frame: dict[str, Any], reason: str) -> dict[str, Any]:
-    data = frame.get("data") if isinstance(frame.get("data"), dict) else {}
+    data = frame.get("data")
+    data = data if isinstance(data, dict) else {}
     return {**frame, "data": {**data, "sourcemap_error": reason[:500]}}
