@@ -20,6 +20,16 @@ def whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """`value` when the payload has an object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def listed(value: Any) -> list[Any]:
+    """`value` when the payload has an array there, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def text(value: Any) -> str:
     """A string for any JSON value ("" for null), with what no database stores replaced by U+FFFD."""
     if value is None:

@@ -12,7 +12,7 @@ from sqlalchemy import insert, update
 
 from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 from app.ingest.event_writer import ID_LENGTH
-from app.ingest.fields import cut, seconds, text, whole
+from app.ingest.fields import cut, listed, mapping, seconds, text, whole
 from app.ingest.grouping import LEVEL_LENGTH
 
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
@@ -20,12 +20,12 @@ SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 
 def write_logs(connection: sqlalchemy.Connection, project_id: int, batch: dict[str, Any]) -> int:
     """Store a log item's lines; how many there were."""
-    items = batch.get("items") if isinstance(batch.get("items"), list) else []
+    items = listed(batch.get("items"))
     rows = [{
         "project_id": project_id, "timestamp": seconds(item.get("timestamp")) or 0.0,
         "level": cut(item.get("level"), LEVEL_LENGTH) or "info", "body": text(item.get("body")),
         "trace_id": cut(item.get("trace_id"), ID_LENGTH),
-        "attributes": json.dumps(item.get("attributes") if isinstance(item.get("attributes"), dict) else {}),
+        "attributes": json.dumps(mapping(item.get("attributes"))),
     } for item in items if isinstance(item, dict)]
     if rows:
         connection.execute(insert(LOGS), rows)
@@ -36,8 +36,8 @@ def write_feedback(connection: sqlalchemy.Connection, project_id: int, kind: str
                    payload: dict[str, Any], received_at: float) -> None:
     """Store a `feedback` item, or the older `user_report`."""
     if kind == "feedback":
-        contexts = payload.get("contexts") if isinstance(payload.get("contexts"), dict) else {}
-        found = contexts.get("feedback") if isinstance(contexts.get("feedback"), dict) else {}
+        contexts = mapping(payload.get("contexts"))
+        found = mapping(contexts.get("feedback"))
         values = (found.get("associated_event_id"), found.get("name"), found.get("contact_email"), found.get("message"))
     else:  # the older user_report
         values = (payload.get("event_id"), payload.get("name"), payload.get("email"), payload.get("comments"))
@@ -61,14 +61,14 @@ def write_counts(connection: sqlalchemy.Connection, project_id: int, item_type: 
 def counts(item_type: str, payload: dict[str, Any]) -> list[tuple[str, str, int]]:
     """(kind, key, count) for a session update, session aggregates or a client report."""
     if item_type == "client_report":
-        discarded = payload.get("discarded_events") if isinstance(payload.get("discarded_events"), list) else []
+        discarded = listed(payload.get("discarded_events"))
         return [("discarded", f"{text(d.get('category'))}|{text(d.get('reason'))}", _whole(d.get("quantity")))
                 for d in discarded if isinstance(d, dict)]
-    attrs = payload.get("attrs") if isinstance(payload.get("attrs"), dict) else {}
+    attrs = mapping(payload.get("attrs"))
     where = f"{text(attrs.get('release'))}|{text(attrs.get('environment'))}"
     if item_type == "session":
         return [("session", f"{where}|{text(payload.get('status')) or 'ok'}", 1)]
-    aggregates = payload.get("aggregates") if isinstance(payload.get("aggregates"), list) else []
+    aggregates = listed(payload.get("aggregates"))
     return [("session", f"{where}|{status}", _whole(a.get(status)))
             for a in aggregates if isinstance(a, dict) for status in SESSION_STATUSES]
 

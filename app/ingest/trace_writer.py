@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, insert, select
 
 from app.inbox.tables import TRANSACTIONS
 from app.ingest.event_writer import ID_LENGTH, NAME_LENGTH, event_id_of, stored
-from app.ingest.fields import cut, seconds
+from app.ingest.fields import cut, listed, mapping, seconds
 from app.ingest.grouping import LEVEL_LENGTH
 
 STORED_TRANSACTION = select(TRANSACTIONS.c.id).where(
@@ -25,11 +25,11 @@ def write_transaction(connection: sqlalchemy.Connection, project_id: int, event:
     event_id = event_id_of(event.get("event_id"))
     if stored(connection, STORED_TRANSACTION, project_id, event_id):
         return False
-    contexts = event.get("contexts") if isinstance(event.get("contexts"), dict) else {}
-    trace = contexts.get("trace") if isinstance(contexts.get("trace"), dict) else {}
+    contexts = mapping(event.get("contexts"))
+    trace = mapping(contexts.get("trace"))
     start = seconds(event.get("start_timestamp")) or 0.0
     end = seconds(event.get("timestamp")) or start
-    spans = event.get("spans") if isinstance(event.get("spans"), list) else []
+    spans = listed(event.get("spans"))
     connection.execute(INSERT_TRANSACTION, {
         "project_id": project_id, "event_id": event_id, "trace_id": cut(trace.get("trace_id"), ID_LENGTH),
         "span_id": cut(trace.get("span_id"), ID_LENGTH), "parent_span_id": cut(trace.get("parent_span_id"), ID_LENGTH),
