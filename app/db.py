@@ -7,6 +7,7 @@ import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy
 from alembic import command
@@ -27,6 +28,14 @@ def engine(url: str | None = None) -> sqlalchemy.Engine:
         sqlalchemy.event.listen(eng, "connect", _sqlite_pragmas)
         eng.dispose()  # connections opened before the listener existed lack the pragmas
     return eng
+
+
+def inserted_id(result: sqlalchemy.CursorResult[Any]) -> int:
+    """The primary key the row an `insert(...)` statement added was given."""
+    key = result.inserted_primary_key
+    if key is None:  # SQLAlchemy's type allows it; an INSERT of one row always has one
+        raise RuntimeError("the statement inserted no row")
+    return int(key[0])
 
 
 def sqlite_synchronous(environ: Mapping[str, str] = os.environ) -> str:

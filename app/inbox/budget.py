@@ -47,8 +47,8 @@ class Kind:
     (id, bytes), and how to delete some of them."""
 
     name: str
-    total: sqlalchemy.Select[tuple[int]]
-    oldest: sqlalchemy.Select[tuple[int, int]]
+    total: sqlalchemy.Select[int]
+    oldest: sqlalchemy.Select[int, int]
     delete: Callable[[sqlalchemy.Connection, list[int]], int]
 
 

@@ -111,7 +111,7 @@ class Retention:
         return {event_id for pair in rows for event_id in pair}
 
     def _over_count(self, connection: sqlalchemy.Connection, project_id: int, protected: set[int]) -> int:
-        counts = dict(connection.execute(
+        counts: dict[int, int] = dict(connection.execute(
             select(EVENTS.c.issue_id, func.count()).where(EVENTS.c.project_id == project_id).group_by(EVENTS.c.issue_id)
         ).all())
         excess = sum(counts.values()) - self.caps.events
@@ -163,7 +163,7 @@ class Retention:
         newest `raw_envelopes`."""
         spare = (select(OUTBOX.c.id, OUTBOX.c.received_at).join(READ, READ.c.outbox_id == OUTBOX.c.id)
                  .where(~exists().where(EVENTS.c.envelope_id == OUTBOX.c.id)).subquery())
-        ids = connection.execute(select(spare.c.id).where(spare.c.received_at < cutoff)).scalars().all()
+        ids = list(connection.execute(select(spare.c.id).where(spare.c.received_at < cutoff)).scalars())
         ids += connection.execute(
             select(spare.c.id).where(spare.c.received_at >= cutoff).order_by(spare.c.id.desc()).offset(self.caps.raw_envelopes)
         ).scalars().all()

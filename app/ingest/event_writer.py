@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, case, insert, select, update
 
+from app import db
 from app.alerts import triggers
 from app.inbox import states
 from app.inbox.tables import EVENTS, ISSUES
@@ -44,16 +45,17 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
     grouped = group(event)
     release = cut(event.get("release"), NAME_LENGTH)
     found = connection.execute(FIND_ISSUE, {"project_id": project_id, "fingerprint": grouped.fingerprint}).first()
-    issue_id = found[0] if found else None
+    issue_id: int
     if found is None:
-        issue_id = connection.execute(INSERT_ISSUE, {
+        issue_id = db.inserted_id(connection.execute(INSERT_ISSUE, {
             "project_id": project_id, "fingerprint": grouped.fingerprint, "title": grouped.title,
             "culprit": grouped.culprit, "level": grouped.level, "kind": grouped.kind, "status": states.UNRESOLVED,
             "resolved_in_release": "", "first_seen": received_at, "last_seen": received_at, "event_count": 1,
             "last_event_id": event_id,
-        }).inserted_primary_key[0]
+        }))
         what, event_count = triggers.NEW, 1
     else:
+        issue_id = found[0]
         connection.execute(COUNT_EVENT, {"issue_id": issue_id, "received_at": received_at,
                                          "new_event_id": event_id, "new_level": grouped.level})
         regressed = states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)

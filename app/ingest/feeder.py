@@ -131,11 +131,12 @@ class InboxFeeder:
               results: list[Ingested | Exception]) -> None:
         """Record the rows as read, in the transaction that stored what they hold."""
         read = []
-        for incoming, result in zip(batch, results):
+        for incoming, result in zip(batch, results, strict=False):
             if isinstance(result, Exception):
                 reason = _reason(result)
                 logger.warning("outbox row %s was not read into the inbox: %s", incoming.row_id, reason)
-                self.outbox.set_status([incoming.row_id], REJECTED, reason, connection)
+                # (every row the feeder reads is an outbox row: row_id is set)
+                self.outbox.set_status([] if incoming.row_id is None else [incoming.row_id], REJECTED, reason, connection)
                 self.rejected += 1
             else:
                 read.append({"outbox_id": incoming.row_id, "read_at": time.time()})

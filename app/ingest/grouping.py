@@ -82,7 +82,7 @@ def group(event: dict[str, Any]) -> Grouping:
         kind_name = cut(exception.get("type"), SYMBOL_LENGTH) or "Error"
         value = cut(exception.get("value"), MESSAGE_LENGTH)
         title = f"{kind_name}: {first_line(value)}" if value else kind_name
-        default = (kind_name, normalise(value), culprit)
+        default: tuple[str, ...] = (kind_name, normalise(value), culprit)
     elif (message := message_of(event)) is not None:
         kind = "message"
         title = first_line(message[1]) or "<no message>"
@@ -137,7 +137,7 @@ def find_culprit(event: dict[str, Any], exception: dict[str, Any] | None) -> str
                 stack = frames(thread)
                 break
     in_app = [f for f in stack if f.get("in_app") is True]
-    frame = (in_app or stack or [None])[-1]
+    frame = (in_app or stack)[-1] if in_app or stack else None
     if frame is not None:
         where = next((found for key in ("module", "filename", "abs_path") if (found := cut(frame.get(key), SYMBOL_LENGTH))), "")
         function = cut(frame.get("function"), SYMBOL_LENGTH)

@@ -10,7 +10,7 @@ refused; so is JSON that is not JSON (NaN, Infinity) or nested too deeply for th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 from app.protocol.envelope import (
     CONTAINER_ITEM_TYPES,
@@ -86,7 +86,7 @@ def _record_sizes(text: str) -> Iterator[int]:
         raise ValueError("extra data after the object")
 
 
-def _array_sizes(text: str, position: int) -> Iterator[int]:
+def _array_sizes(text: str, position: int) -> Generator[int, None, int]:
     """Yield each element's size in bytes; return where the array ends."""
     position = _skip(text, _expect(text, position, "["))
     if text[position:position + 1] == "]":

@@ -25,6 +25,7 @@ from pathlib import Path
 import sqlalchemy
 from sqlalchemy import ColumnElement, delete, insert, select
 
+from app import db
 from app.protocol.envelope import STRICT_JSON
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
 from app.sourcemaps import bundle, pages
@@ -63,10 +64,10 @@ def import_bundle(engine: sqlalchemy.Engine, directory: Path, keep: int = SETTIN
         if engine.dialect.name == "postgresql":
             connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({IMPORT_LOCK})")  # until commit
         # The first statement writes, so SQLite takes its write lock now, not on a later upgrade.
-        build = connection.execute(insert(BUILDS).values(
+        build = db.inserted_id(connection.execute(insert(BUILDS).values(
             build_id=manifest.build_id, created_at=manifest.created_at,
             pages=json.dumps(pages.to_json(manifest.pages)),
-        )).inserted_primary_key[0]
+        )))
         if rows:
             connection.execute(insert(FILES), [{"build": build, **row} for row in rows])
         prune(connection, keep)

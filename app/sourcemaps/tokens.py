@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 import sqlalchemy
 from sqlalchemy import insert, or_, select, update
 
+from app import db
 from app.inbox.projects import PROJECTS
 from app.sourcemaps.tables import TOKENS
 
@@ -114,10 +115,10 @@ class Tokens:
         with self.engine.begin() as connection:
             if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
                 raise ValueError(f"There is no project {project_id}: `python -m app.inbox.projects list` shows them.")
-            token_id = connection.execute(insert(TOKENS).values(
+            token_id = db.inserted_id(connection.execute(insert(TOKENS).values(
                 project_id=project_id, label=label, prefix=secret[:8], token_sha256=digest(secret),
                 created_at=now, created_by=created_by[:MAX_LABEL_CHARS],
-            )).inserted_primary_key[0]
+            )))
         return TokenRow(token_id, project_id, label, secret[:8], now, created_by[:MAX_LABEL_CHARS], None, None), secret
 
     def list(self, project_id: int | None = None) -> list[TokenRow]:

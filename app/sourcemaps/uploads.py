@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import sqlalchemy
 from sqlalchemy import func, insert, select, update
 
+from app import db
 from app.inbox.projects import PROJECTS
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.artifact_bundle import (
@@ -148,10 +149,10 @@ def _write(engine: sqlalchemy.Engine, token: TokenRow, checksum: str, chunks: Se
             if engine.dialect.name == "postgresql":
                 connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({UPLOAD_LOCK}, {int(project_id)})")
             # The first statement writes, so SQLite takes its write lock now, not on a later upgrade.
-            build = connection.execute(insert(BUILDS).values(
+            build = db.inserted_id(connection.execute(insert(BUILDS).values(
                 build_id=build_id(project_id, checksum), created_at=time.time(), pages="{}",
                 project_id=project_id, bytes=0, token_id=token.id,
-            )).inserted_primary_key[0]
+            )))
             kept = int(connection.execute(select(func.coalesce(func.sum(BUILDS.c.bytes), 0))
                                           .where(BUILDS.c.project_id == project_id)).scalar_one())
             added = files = 0
