@@ -8,19 +8,13 @@ original frames and the minified ones the browser sent (`show_frames`), offered 
 
 from __future__ import annotations
 
-import time
-
-import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.console.state import ConsoleState, ago, inbox_reader, one_of
 from app.inbox import states
-from app.ingest.fields import whole
-from app.ingest.store import InboxStore
-from app.presentation import event as present
+from app.pages.issue_state import IssueState
 from app.presentation import stack as present_stack
 
 TITLE = "Issue · Lookout"
@@ -34,139 +28,6 @@ ACTIONS: list[tuple[str, str, str, bool, tuple[str, ...]]] = [
 ]
 
 
-def issue_number(text: object) -> int:
-    """An issue id from the page's query (0 when it is not a plain number of at most 18 digits)."""
-    return int(text) if isinstance(text, str) and 0 < len(text) <= 18 and text.isascii() and text.isdigit() else 0
-
-
-class IssueState(ConsoleState, rx.State):
-    found: bool = False
-    message: str = ""
-    issue_id: int = 0
-    title: str = ""
-    culprit: str = ""
-    level: str = ""
-    status: str = ""
-    count: str = ""
-    first_seen: str = ""
-    last_seen: str = ""
-    stack: list[dict[str, str]] = []
-    has_minified: bool = False  # the event kept the browser's minified frames: the switch is offered
-    frames_view: str = present_stack.ORIGINAL
-    opened_folds: list[int] = []  # the library folds shown open
-    breadcrumbs: list[dict[str, str]] = []
-    tags: list[tuple[str, str]] = []
-    contexts: list[tuple[str, str]] = []
-    history: list[dict[str, str]] = []
-    breakdown: list[tuple[str, str]] = []
-    feedback: list[dict[str, str]] = []
-    position: int = 0  # which stored event is shown: 0 the latest
-    stored: int = 0  # how many events of the issue are stored
-    event_id: str = ""  # the one shown
-
-    async def _read(self) -> None:
-        wanted = issue_number(self.router.url.query_parameters.get("id", ""))
-        if wanted != self.issue_id:
-            self.issue_id, self.position, self.opened_folds = wanted, 0, []
-        issue = await anyio.to_thread.run_sync(inbox_reader().issue, self.issue_id)
-        self.found = issue is not None
-        if issue is None:
-            return
-        now = time.time()
-        self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
-        self.status, self.count = issue["status"], str(issue["event_count"])
-        self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
-        found = await anyio.to_thread.run_sync(inbox_reader().issue_event, self.issue_id, self.position)
-        event, self.stored = found if found else ({}, 0)
-        self.event_id = str(event.get("event_id", ""))
-        self.breakdown = await anyio.to_thread.run_sync(inbox_reader().tag_breakdown, self.issue_id)
-        self.feedback = [{
-            "when": ago(f["received_at"], now), "who": " ".join(filter(None, (f["name"], f["email"]))) or "someone",
-            "message": f["message"],
-        } for f in await anyio.to_thread.run_sync(inbox_reader().feedback, self.issue_id)]
-        self.has_minified = present_stack.has_minified(event)
-        if not self.has_minified:
-            self.frames_view = present_stack.ORIGINAL
-        self.stack = present_stack.stack_rows(event, self.frames_view, set(self.opened_folds))
-        self.breadcrumbs = present.breadcrumb_rows(event)
-        self.tags = present.tag_rows(event)
-        self.contexts = present.context_rows(event)
-        changes = await anyio.to_thread.run_sync(inbox_reader().history, self.issue_id)
-        self.history = [{
-            "when": ago(float(c["at"]), now), "actor": str(c["actor"]),
-            "change": f"{c['from_status']} → {c['to_status']}", "note": str(c["note"]),
-        } for c in changes]
-
-    @rx.event
-    async def turn(self, step: int) -> None:
-        """Show an older (+1) or newer (-1) stored event."""
-        if not self._admit():
-            return
-        if whole(step):
-            self.position = min(max(0, self.position + step), max(0, self.stored - 1))
-            self.opened_folds = []  # another event: other folds
-        await self._read()
-
-    @rx.event
-    async def show_frames(self, view: str) -> None:
-        """Show the original frames, or the minified ones as the browser sent them."""
-        chosen = one_of(view, present_stack.VIEWS, present_stack.ORIGINAL)
-        if chosen != self.frames_view:
-            self.frames_view, self.opened_folds = chosen, []
-        await self._show()
-
-    @rx.event
-    async def toggle_fold(self, fold: int) -> None:
-        """Open or close a fold of library frames (its index among the stack's folds)."""
-        if whole(fold) and 0 <= fold < present_stack.MAX_STACK_ROWS:
-            self.opened_folds = sorted(set(self.opened_folds) ^ {fold})
-        await self._show()
-
-    confirming_delete: bool = False
-
-    @rx.event
-    def ask_delete(self, asking: bool) -> None:
-        if self._maintainer() is not None:
-            self.confirming_delete = asking is True
-        elif not self.refused:
-            self.message = "Only a maintainer can delete an issue."
-
-    @rx.event
-    async def delete(self):  # noqa: ANN201 (an event handler's redirect)
-        """Delete the issue for good (a maintainer only), then back to the list."""
-        self.confirming_delete = False
-        viewer = self._maintainer()
-        if viewer is None:
-            if not self.refused:
-                self.message = "Only a maintainer can delete an issue."
-            return None
-        try:
-            await anyio.to_thread.run_sync(lambda: InboxStore(db.engine()).delete_issue(self.issue_id, viewer.name))
-        except states.StateError as exc:
-            self.message = str(exc)
-            return None
-        return rx.redirect(routes.ISSUES)
-
-    @rx.event
-    async def act(self, to_status: str, in_next_release: bool) -> None:
-        viewer = self._maintainer()
-        if viewer is None:
-            if not self.refused:
-                self.message = "Only a maintainer can change an issue's status."
-            return
-        if to_status not in states.ALLOWED or not isinstance(in_next_release, bool):
-            self.message = "That is not a status an issue can move to."
-            return
-        self.message = ""
-        try:
-            await anyio.to_thread.run_sync(
-                lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, viewer.name, in_next_release)
-            )
-        except states.StateError as exc:
-            self.message = str(exc)
-        await self._read()
-
-
 def _action(element_id: str, label: str, to_status: str, next_release: bool, offered: tuple[str, ...]) -> rx.Component:
     return rx.cond(
         rx.Var.create(list(offered)).contains(IssueState.status),
@@ -174,36 +35,36 @@ def _action(element_id: str, label: str, to_status: str, next_release: bool, off
     )
 
 
-def stack_row(row: rx.Var[dict[str, str]]) -> rx.Component:
+def stack_row(row: rx.Var[present_stack.StackRow]) -> rx.Component:
     """One row of present_stack.stack_rows: every string is a text child, never HTML."""
     return rx.match(
-        row["kind"],
-        ("exception", rx.heading(row["text"], size="3", margin_top="0.75em", class_name="stack-exception")),
+        row.kind,
+        ("exception", rx.heading(row.text, size="3", margin_top="0.75em", class_name="stack-exception")),
         ("fold", rx.button(
-            rx.cond(row["open"] == "yes", "▾ ", "▸ "), row["text"],
-            on_click=IssueState.toggle_fold(row["fold"].to(int)), variant="ghost", size="1", margin_left="1em",
-            custom_attrs={"aria-expanded": rx.cond(row["open"] == "yes", "true", "false")},
-            class_name=rx.cond(row["open"] == "yes", "stack-library-fold open", "stack-library-fold"),
+            rx.cond(row.opened, "▾ ", "▸ "), row.text,
+            on_click=IssueState.toggle_fold(row.fold), variant="ghost", size="1", margin_left="1em",
+            custom_attrs={"aria-expanded": rx.cond(row.opened, "true", "false")},
+            class_name=rx.cond(row.opened, "stack-library-fold open", "stack-library-fold"),
         )),
         ("context", rx.el.div(
-            rx.el.span(row["number"], class_name="stack-context-number", display="inline-block", min_width="4em",
+            rx.el.span(row.number, class_name="stack-context-number", display="inline-block", min_width="4em",
                        text_align="right", color="var(--gray-10)"),
-            rx.el.span(rx.cond(row["marked"] == "yes", " → ", "   "), class_name="stack-context-marker"),
-            rx.el.span(row["text"]),
-            class_name=rx.cond(row["marked"] == "yes", "stack-context-line stack-context-current", "stack-context-line"),
+            rx.el.span(rx.cond(row.marked, " → ", "   "), class_name="stack-context-marker"),
+            rx.el.span(row.text),
+            class_name=rx.cond(row.marked, "stack-context-line stack-context-current", "stack-context-line"),
             font_family="var(--code-font-family)", font_size="12px", white_space="pre", overflow_x="auto",
             padding_left="1em",
-            background=rx.cond(row["marked"] == "yes", "var(--amber-a4)", "var(--gray-a2)"),
+            background=rx.cond(row.marked, "var(--amber-a4)", "var(--gray-a2)"),
         )),
-        ("more", rx.text(row["text"], size="2", color_scheme="gray", class_name="stack-more")),
+        ("more", rx.text(row.text, size="2", color_scheme="gray", class_name="stack-more")),
         rx.box(
-            rx.text(row["text"], size="2", weight=rx.cond(row["in_app"] == "yes", "bold", "regular"),
-                    class_name=rx.cond(row["in_app"] == "yes", "stack-frame in-app",
-                                       rx.cond(row["fold"] != "", "stack-frame library", "stack-frame"))),
-            rx.cond(row["page"] != "", rx.text(row["page"], size="1", color_scheme="blue", class_name="stack-python-page")),
-            rx.cond(row["error"] != "", rx.text(row["error"], size="1", color_scheme="orange",
-                                                class_name="stack-sourcemap-error")),
-            padding_left=rx.cond(row["fold"] != "", "2em", "1em"), margin_top="0.25em",
+            rx.text(row.text, size="2", weight=rx.cond(row.in_app, "bold", "regular"),
+                    class_name=rx.cond(row.in_app, "stack-frame in-app",
+                                       rx.cond(row.fold >= 0, "stack-frame library", "stack-frame"))),
+            rx.cond(row.page != "", rx.text(row.page, size="1", color_scheme="blue", class_name="stack-python-page")),
+            rx.cond(row.error != "", rx.text(row.error, size="1", color_scheme="orange",
+                                             class_name="stack-sourcemap-error")),
+            padding_left=rx.cond(row.fold >= 0, "2em", "1em"), margin_top="0.25em",
         ),
     )
 

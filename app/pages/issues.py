@@ -21,6 +21,7 @@ PAGE_SIZE = 25
 STATUSES = ["open", "unresolved", "regressed", "resolved", "ignored", "all"]
 ANY = "any"  # a filter's "no filter" choice (a select's value cannot be empty)
 SORTS = {"last seen": "last_seen", "events": "count"}
+HEADERS = ("Issue", "Level", "Status", "Events", "Last 24 h", "Last seen")
 
 
 FACETS_EVERY_S = 30.0  # filter choices are re-read at most this often (they are DISTINCTs over the events)
@@ -166,9 +167,7 @@ def page() -> rx.Component:
                     align="center", spacing="3",
                 ),
                 rx.table.root(
-                    rx.table.header(rx.table.row(
-                        *[rx.table.column_header_cell(h) for h in ("Issue", "Level", "Status", "Events", "Last 24 h", "Last seen")]
-                    )),
+                    rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in HEADERS])),
                     rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
                     width="100%", id="issues-table",
                 ),

@@ -27,7 +27,8 @@ CASES: list[tuple[str, str, str]] = [
     ("try-rejection", "Reject a promise", "window.lookoutTry.rejection(); null"),
     ("try-script", "Fail in a script call", "window.lookoutTry.missingFunction()"),
     ("try-report", "Report an error", "window.lookoutTry.report()"),
-    ("try-log", "Write a log line", "window.lookout.logger.info('Lookout try: a log line', { page: 'try' }); window.lookout.flush()"),
+    ("try-log", "Write a log line",
+     "window.lookout.logger.info('Lookout try: a log line', { page: 'try' }); window.lookout.flush()"),
 ]
 
 

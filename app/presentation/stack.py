@@ -1,5 +1,5 @@
 """An event's exception chain as the issue page shows it, the way Sentry's stack view reads: flat
-rows of plain strings (one `rx.foreach` item each, rendered as text, never as HTML).
+`StackRow`s (one `rx.foreach` item each, their strings rendered as text, never as HTML).
 
 - The raised exception first, then its cause; under each heading its frames, innermost first.
 - In-app frames open: their context lines, numbered from `lineno`, the failing line marked.
@@ -10,12 +10,11 @@ rows of plain strings (one `rx.foreach` item each, rendered as text, never as HT
   the browser sent them (`raw_stacktrace`, kept only when symbolication changed something).
 - A frame says why it could not be mapped (`data.sourcemap_error`) and which Python page its
   generated route module comes from (`data.python_page`).
-
-Every row has the same keys (ROW): `kind` is "exception", "fold", "frame", "context" or "more".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Collection, Iterator
 from typing import Any
@@ -32,10 +31,24 @@ MAX_FRAMES = 200  # of each exception
 MAX_STACK_ROWS = 1000
 CONTEXT_AROUND = 5  # lines shown before and after the failing one: 11 at most per frame
 MAX_LINE = 200  # characters of a context line shown
-ROW = {"kind": "", "text": "", "number": "", "marked": "", "in_app": "", "fold": "", "open": "", "error": "", "page": ""}
-MORE = {**ROW, "kind": "more", "text": "(more exceptions and frames not shown)"}
 
-Row = dict[str, str]
+
+@dataclasses.dataclass(frozen=True)
+class StackRow:
+    """One row of the stack view: `kind` is "exception", "fold", "frame", "context" or "more"."""
+
+    kind: str
+    text: str = ""
+    number: str = ""  # a context line's number ("" when unknown or below 1)
+    marked: bool = False  # the failing line among its context lines
+    in_app: bool = False
+    fold: int = -1  # the library fold a frame is in, or a fold row opens (-1: none)
+    opened: bool = False  # a fold row shown open
+    error: str = ""  # why the frame could not be mapped
+    page: str = ""  # the Python page the frame's generated module comes from
+
+
+MORE = StackRow("more", "(more exceptions and frames not shown)")
 
 
 def has_minified(event: dict[str, Any]) -> bool:
@@ -43,9 +56,9 @@ def has_minified(event: dict[str, Any]) -> bool:
     return any(_raw_frames(exception) for exception in exceptions(event))
 
 
-def stack_rows(event: dict[str, Any], view: str = ORIGINAL, opened: Collection[int] = ()) -> list[Row]:
+def stack_rows(event: dict[str, Any], view: str = ORIGINAL, opened: Collection[int] = ()) -> list[StackRow]:
     """The rows of the stack view; `opened` holds the indices of the library folds shown open."""
-    rows: list[Row] = []
+    rows: list[StackRow] = []
     for row in _chain_rows(event, view, opened):
         if len(rows) >= MAX_STACK_ROWS:
             rows.append(MORE)
@@ -54,29 +67,29 @@ def stack_rows(event: dict[str, Any], view: str = ORIGINAL, opened: Collection[i
     return rows
 
 
-def _chain_rows(event: dict[str, Any], view: str, opened: Collection[int]) -> Iterator[Row]:
+def _chain_rows(event: dict[str, Any], view: str, opened: Collection[int]) -> Iterator[StackRow]:
     folds = itertools.count()  # fold indices run on across the chain
     for exception in reversed(exceptions(event)[-MAX_STACK_ROWS:]):
         kind = display(exception.get("type")) or "Error"
         value = display(exception.get("value"))
-        yield {**ROW, "kind": "exception", "text": f"{kind}: {value}" if value else kind}
+        yield StackRow("exception", f"{kind}: {value}" if value else kind)
         stack = list(reversed(_frames_of(exception, view)[-MAX_FRAMES:]))
         if not any(_in_app(frame) for frame in stack):
             for position, frame in enumerate(stack):
-                yield from _frame_rows(frame, "", with_context=position == 0)
+                yield from _frame_rows(frame, -1, with_context=position == 0)
             continue
         for in_app, run in itertools.groupby(stack, key=_in_app):
             if in_app:
                 for frame in run:
-                    yield from _frame_rows(frame, "", with_context=True)
+                    yield from _frame_rows(frame, -1, with_context=True)
                 continue
             library = list(run)
             fold = next(folds)
             is_open = fold in opened
             label = f"{len(library)} library frame{'' if len(library) == 1 else 's'}"
-            yield {**ROW, "kind": "fold", "text": label, "fold": str(fold), "open": "yes" if is_open else ""}
+            yield StackRow("fold", label, fold=fold, opened=is_open)
             for frame in library if is_open else ():
-                yield from _frame_rows(frame, str(fold), with_context=False)
+                yield from _frame_rows(frame, fold, with_context=False)
 
 
 def _frames_of(exception: dict[str, Any], view: str) -> list[dict[str, Any]]:
@@ -93,7 +106,7 @@ def _in_app(frame: dict[str, Any]) -> bool:
     return frame.get("in_app") is True
 
 
-def _frame_rows(frame: dict[str, Any], fold: str, with_context: bool) -> Iterator[Row]:
+def _frame_rows(frame: dict[str, Any], fold: int, with_context: bool) -> Iterator[StackRow]:
     where = display(frame.get("filename")) or display(frame.get("module")) or display(frame.get("abs_path")) or "?"
     function = display(frame.get("function"))
     title = f"{where} in {function}" if function else where
@@ -102,13 +115,13 @@ def _frame_rows(frame: dict[str, Any], fold: str, with_context: bool) -> Iterato
         title += f" at line {line}" + (f":{column}" if column is not None else "")
     data = frame.get("data")
     data = data if isinstance(data, dict) else {}
-    yield {**ROW, "kind": "frame", "text": title, "in_app": "yes" if _in_app(frame) else "", "fold": fold,
-           "error": display(data.get("sourcemap_error")), "page": _python_page(data.get("python_page"))}
+    yield StackRow("frame", title, in_app=_in_app(frame), fold=fold, error=display(data.get("sourcemap_error")),
+                   page=_python_page(data.get("python_page")))
     if with_context:
         yield from _context_rows(frame, line)
 
 
-def _context_rows(frame: dict[str, Any], line: int | None) -> Iterator[Row]:
+def _context_rows(frame: dict[str, Any], line: int | None) -> Iterator[StackRow]:
     """Up to CONTEXT_AROUND lines either side of the failing one, each cut at MAX_LINE characters."""
     failing = frame.get("context_line")
     if not isinstance(failing, str):
@@ -118,8 +131,7 @@ def _context_rows(frame: dict[str, Any], line: int | None) -> Iterator[Row]:
     after = after[:CONTEXT_AROUND] if isinstance(after, list) else []
     for offset, source in enumerate([*before, failing, *after], start=-len(before)):
         number = "" if line is None or line + offset < 1 else str(line + offset)
-        yield {**ROW, "kind": "context", "text": _source_line(source), "number": number,
-               "marked": "yes" if offset == 0 else "", "in_app": "yes" if _in_app(frame) else ""}
+        yield StackRow("context", _source_line(source), number, marked=offset == 0, in_app=_in_app(frame))
 
 
 def _source_line(value: Any) -> str:

@@ -130,7 +130,7 @@ def test_events_stored_before_the_source_map_migration_stay_readable(tmp_path: P
     assert db.migrate(engine) == db.head_revision()
     stored = InboxReader(engine).event(before["event_id"])
     assert stored["event"] == before  # the minified frames, as sent
-    assert [row["kind"] for row in stack_rows(stored["event"])][:2] == ["exception", "frame"]
+    assert [row.kind for row in stack_rows(stored["event"])][:2] == ["exception", "frame"]
     static = tmp_path / "static"  # a copy: the build step moves the maps out of what it is given
     shutil.copytree(first_build.chunk.parent.parent, static)
     import_bundle(engine, make_bundle(static, tmp_path / "bundles", SENTRY_CLI, keep=20))

@@ -17,7 +17,7 @@ from app.console.state import REFUSED
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
 from app.pages import issue
-from app.pages.issue import IssueState
+from app.pages.issue_state import IssueState
 from app.presentation.stack import MINIFIED, ORIGINAL
 from app.settings import SETTINGS
 from tests.console.clients import (
@@ -57,7 +57,7 @@ def issue_id(engine: sqlalchemy.Engine) -> int:
 
 
 def texts(state: IssueState) -> list[str]:
-    return [row["text"] for row in state.stack]
+    return [row.text for row in state.stack]
 
 
 def call(state: IssueState, name: str, *args: object) -> None:

@@ -5,6 +5,7 @@ and the Python page on a frame, and bounds on everything an event can make large
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ def frame(name: str, in_app: bool = True, **more: Any) -> dict[str, Any]:
 
 
 def shape(rows: list[dict[str, str]]) -> list[tuple[str, str]]:
-    return [(row["kind"], row["text"]) for row in rows]
+    return [(row.kind, row.text) for row in rows]
 
 
 # A browser error as ingest stores it (Sentry's shape): original frames after symbolication, and
@@ -78,13 +79,13 @@ def test_a_python_sdk_event_opens_its_app_frames_with_numbered_context_and_folds
         ("frame", "sentry/integrations/slack/notify_action.py in send_notification at line 119"),
     ]
     context = [row for row in rows[3:14]]
-    assert [row["kind"] for row in context] == ["context"] * 11
-    assert [row["number"] for row in context] == [str(n) for n in range(114, 125)]
-    assert [row["number"] for row in context if row["marked"] == "yes"] == ["119"]
-    assert context[5]["text"] == "            resp.raise_for_status()"  # indentation kept
-    assert context[4]["text"] == "            resp = session.post('https://slack.com/api/chat.postMessage', data=payload)"
+    assert [row.kind for row in context] == ["context"] * 11
+    assert [row.number for row in context] == [str(n) for n in range(114, 125)]
+    assert [row.number for row in context if row.marked] == ["119"]
+    assert context[5].text == "            resp.raise_for_status()"  # indentation kept
+    assert context[4].text == "            resp = session.post('https://slack.com/api/chat.postMessage', data=payload)"
     assert shape(rows)[14] == ("frame", "sentry/utils/safe.py in safe_execute at line 29")
-    assert rows[14]["in_app"] == "yes" and rows[1]["fold"] == "0" and rows[1]["open"] == ""
+    assert rows[14].in_app and rows[1].fold == 0 and not rows[1].opened
     assert len(rows) == 3 + 11 + 1 + 11
 
 
@@ -103,9 +104,9 @@ def test_a_browser_event_shows_the_original_frames_with_the_python_page_and_the_
         ("fold", "2 library frames"),
     ]
     unmapped, mapped = rows[1], rows[2]
-    assert (unmapped["error"], unmapped["page"]) == ("No source map for this debug ID.", "")
-    assert (mapped["error"], mapped["page"]) == ("", "Python page: app/pages/try_errors.py in page")
-    assert [(r["number"], r["marked"]) for r in rows[3:8]] == [("40", ""), ("41", ""), ("42", "yes"), ("43", ""), ("44", "")]
+    assert (unmapped.error, unmapped.page) == ("No source map for this debug ID.", "")
+    assert (mapped.error, mapped.page) == ("", "Python page: app/pages/try_errors.py in page")
+    assert [(r.number, r.marked) for r in rows[3:8]] == [("40", False), ("41", False), ("42", True), ("43", False), ("44", False)]
 
 
 def test_the_minified_view_shows_the_frames_the_browser_sent() -> None:
@@ -131,14 +132,14 @@ def test_library_frames_fold_by_run_and_open_by_index_across_the_chain() -> None
         ("frame", "main.py in main"), ("fold", "1 library frame"),
         ("exception", "Cause"), ("frame", "cause.py in cause"), ("fold", "1 library frame"),
     ]
-    folds = [row["fold"] for row in stack_rows(event) if row["kind"] == "fold"]
-    assert folds == ["0", "1", "2"]
+    folds = [row.fold for row in stack_rows(event) if row.kind == "fold"]
+    assert folds == [0, 1, 2]
     opened = stack_rows(event, opened={0, 2})
     assert shape(opened)[2:6] == [("fold", "12 library frames"), ("frame", "lib11.py in lib11"),
                                   ("frame", "lib10.py in lib10"), ("frame", "lib9.py in lib9")]
-    assert [r["open"] for r in opened if r["kind"] == "fold"] == ["yes", "", "yes"]
-    library = [r for r in opened if r["kind"] == "frame" and r["fold"]]
-    assert len(library) == 13 and {r["fold"] for r in library} == {"0", "2"} and not any(r["in_app"] for r in library)
+    assert [r.opened for r in opened if r.kind == "fold"] == [True, False, True]
+    library = [r for r in opened if r.kind == "frame" and r.fold >= 0]
+    assert len(library) == 13 and {r.fold for r in library} == {0, 2} and not any(r.in_app for r in library)
     assert shape(opened)[-2:] == [("fold", "1 library frame"), ("frame", "cause_lib.py in cause_lib")]
 
 
@@ -146,7 +147,7 @@ def test_a_stack_with_no_app_frame_folds_nothing_and_opens_its_innermost_frame()
     context = {"pre_context": ["a = 1"], "context_line": "fail()", "post_context": ["b = 2"]}
     event = {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [
         frame("outer", False, lineno=5, **context), frame("inner", False, lineno=9, **context)]}}]}}
-    assert [(r["kind"], r["text"], r["number"]) for r in stack_rows(event)] == [
+    assert [(r.kind, r.text, r.number) for r in stack_rows(event)] == [
         ("exception", "E", ""), ("frame", "inner.py in inner at line 9", ""),
         ("context", "a = 1", "8"), ("context", "fail()", "9"), ("context", "b = 2", "10"),
         ("frame", "outer.py in outer at line 5", ""),
@@ -158,12 +159,12 @@ def test_context_lines_are_bounded_and_odd_values_read_as_text() -> None:
     event = {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [frame(
         "f", pre_context=[f"pre{n}" for n in range(50)] + [None, 7], context_line=long_line,
         post_context=[f"post{n}" for n in range(50)], lineno=3)]}}]}}
-    context = [r for r in stack_rows(event) if r["kind"] == "context"]
+    context = [r for r in stack_rows(event) if r.kind == "context"]
     assert len(context) == 2 * present_stack.CONTEXT_AROUND + 1 == 11
-    assert [r["text"] for r in context[:5]] == ["pre47", "pre48", "pre49", "", "7"]  # the nearest lines kept
-    assert [r["text"] for r in context[6:]] == [f"post{n}" for n in range(5)]
-    assert context[5]["text"] == "x" * present_stack.MAX_LINE + "…"
-    assert [r["number"] for r in context] == ["", "", "", "1", "2", "3", "4", "5", "6", "7", "8"]  # none below 1
+    assert [r.text for r in context[:5]] == ["pre47", "pre48", "pre49", "", "7"]  # the nearest lines kept
+    assert [r.text for r in context[6:]] == [f"post{n}" for n in range(5)]
+    assert context[5].text == "x" * present_stack.MAX_LINE + "…"
+    assert [r.number for r in context] == ["", "", "", "1", "2", "3", "4", "5", "6", "7", "8"]  # none below 1
 
 
 def test_a_frame_without_a_context_line_shows_none_and_odd_frame_fields_are_text() -> None:
@@ -173,7 +174,7 @@ def test_a_frame_without_a_context_line_shows_none_and_odd_frame_fields_are_text
     ]}}]}}
     rows = stack_rows(event)
     assert shape(rows) == [("exception", "E"), ("frame", "? in g"), ("fold", "1 library frame")]
-    assert (rows[1]["page"], rows[1]["error"]) == ("Python page: app.pages.x", "12")
+    assert (rows[1].page, rows[1].error) == ("Python page: app.pages.x", "12")
     assert shape(stack_rows(event, opened={0}))[-1] == ("frame", "?")
 
 
@@ -183,9 +184,9 @@ def test_strings_from_the_event_are_kept_literally() -> None:
     event = {"exception": {"values": [{"type": "<script>", "value": hostile, "stacktrace": {"frames": [frame(
         hostile, context_line=hostile, data={"sourcemap_error": hostile, "python_page": {"file": hostile}})]}}]}}
     rows = stack_rows(event)
-    assert rows[0]["text"] == f"<script>: {hostile}"
-    assert rows[1]["text"] == f"{hostile}.py in {hostile}" and rows[1]["error"] == hostile
-    assert rows[1]["page"] == f"Python page: {hostile}" and rows[2]["text"] == hostile
+    assert rows[0].text == f"<script>: {hostile}"
+    assert rows[1].text == f"{hostile}.py in {hostile}" and rows[1].error == hostile
+    assert rows[1].page == f"Python page: {hostile}" and rows[2].text == hostile
 
 
 def test_an_event_shows_a_bounded_number_of_stack_rows() -> None:
@@ -194,10 +195,10 @@ def test_an_event_shows_a_bounded_number_of_stack_rows() -> None:
              for n in range(10_000)]
     stack = stack_rows({"exception": {"values": chain}})
     assert len(stack) == present_stack.MAX_STACK_ROWS + 1
-    assert stack[0]["text"] == "E: 9999" and stack[-1] == present_stack.MORE
+    assert stack[0].text == "E: 9999" and stack[-1] == present_stack.MORE
     deep = {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [frame(f"f{n}") for n in range(5000)]}}]}}
-    frames = [r for r in stack_rows(deep) if r["kind"] == "frame"]
-    assert len(frames) == present_stack.MAX_FRAMES and frames[0]["text"] == "f4999.py in f4999"  # the innermost
+    frames = [r for r in stack_rows(deep) if r.kind == "frame"]
+    assert len(frames) == present_stack.MAX_FRAMES and frames[0].text == "f4999.py in f4999"  # the innermost
 
 
 @pytest.mark.parametrize("path", SAMPLE_PATHS, ids=lambda p: str(p.relative_to(SAMPLES)))
@@ -205,5 +206,5 @@ def test_every_sample_can_be_shown_in_both_views(path) -> None:  # noqa: ANN001
     event = json.loads(path.read_text())
     for view in (ORIGINAL, MINIFIED):
         rows = stack_rows(event, view, opened=range(1000))
-        assert all(set(row) == set(present_stack.ROW) for row in rows)
-        assert all(isinstance(v, str) for row in rows for v in row.values())
+        blank = present_stack.StackRow("")  # every field of every row is of its declared type
+        assert all(type(getattr(row, f.name)) is type(getattr(blank, f.name)) for row in rows for f in fields(row))
