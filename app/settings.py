@@ -3,7 +3,8 @@
 This module is the single source of truth: the browser configuration, the backend SDK and the
 tunnel are all built from `SETTINGS`. Nothing here is repeated by hand anywhere else. One value
 comes from the database instead: the embedded inbox's own DSN key, random per install, unless
-LOOKOUT_LOCAL_DSN names one (`Settings.local_dsn`, filled in by app/inbox/projects.py).
+LOOKOUT_LOCAL_DSN names one (`Settings.local_dsn`, filled in by app/inbox/projects.py). How one
+value is read (a DSN, a switch, a number): app/settings_parse.py.
 """
 
 from __future__ import annotations
@@ -12,7 +13,17 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+
+from app.settings_parse import (
+    Dsn,
+    SettingsError,
+    log_level,
+    positive_int,
+    public_url,
+    switch,
+    whole_number,
+    words,
+)
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
 # The embedded inbox's project when LOOKOUT_LOCAL_DSN is not set: its DSN is
@@ -22,60 +33,8 @@ LOCAL_PROJECT_ID = 1
 MIB = 1024 * 1024
 
 
-class SettingsError(ValueError):
-    """An environment variable holds a value Lookout cannot use."""
-
-
 class LocalDsnUnknown(RuntimeError):
     """The local DSN was needed before it was read from the database."""
-
-
-@dataclass(frozen=True)
-class Dsn:
-    """A parsed Sentry DSN: `{scheme}://{public_key}@{host}[:{port}]{path_prefix}/{project_id}`."""
-
-    scheme: str
-    public_key: str
-    host: str
-    port: int | None
-    path_prefix: str
-    project_id: str
-
-    @classmethod
-    def parse(cls, text: str) -> Dsn:
-        try:
-            parts = urlsplit(text.strip())
-        except ValueError as exc:  # e.g. an unclosed "[" of an IPv6 address
-            raise SettingsError(f"DSN {text!r} is not a URL ({exc}).") from exc
-        if parts.scheme not in ("http", "https"):
-            raise SettingsError(f"DSN {text!r} must start with http:// or https://.")
-        if not parts.username or not parts.hostname:
-            raise SettingsError(f"DSN {text!r} must name a public key and a host (key@host).")
-        prefix, _, project_id = parts.path.rstrip("/").rpartition("/")
-        if not project_id.isdigit():
-            raise SettingsError(f"DSN {text!r} must end with a numeric project id.")
-        try:
-            port = parts.port
-        except ValueError as exc:
-            raise SettingsError(f"DSN {text!r} has an invalid port.") from exc
-        return cls(parts.scheme, parts.username, parts.hostname, port, prefix, project_id)
-
-    @property
-    def netloc(self) -> str:
-        return self.host if self.port is None else f"{self.host}:{self.port}"
-
-    def __str__(self) -> str:
-        return f"{self.scheme}://{self.public_key}@{self.netloc}{self.path_prefix}/{self.project_id}"
-
-    @property
-    def envelope_url(self) -> str:
-        """Sentry's ingestion endpoint for this DSN."""
-        return f"{self.scheme}://{self.netloc}{self.path_prefix}/api/{self.project_id}/envelope/"
-
-    @property
-    def auth_header(self) -> str:
-        """`X-Sentry-Auth` for requests to `envelope_url`."""
-        return f"Sentry sentry_version=7, sentry_key={self.public_key}, sentry_client=lookout-tunnel/1.0"
 
 
 def local_dsn_with(public_key: str) -> Dsn:
@@ -193,6 +152,11 @@ class Settings:
     not_found_route_id: str = "routes/[404]._index"
 
     @property
+    def can_mail(self) -> bool:
+        """Whether this server can send e-mail: it has an SMTP server and a From address."""
+        return bool(self.smtp_url and self.alert_from)
+
+    @property
     def reporting_dsn(self) -> Dsn:
         """The DSN every SDK of this app reports with: Sentry's, or the embedded inbox's."""
         if self.dsn is not None:
@@ -233,108 +197,51 @@ class Settings:
             release=env.get("SENTRY_RELEASE", "").strip() or None,
             tunnel_path=tunnel_path.rstrip("/"),
             local_dsn=Dsn.parse(local) if (local := env.get("LOOKOUT_LOCAL_DSN", "").strip()) else None,
-            extra_tunnel_dsns=tuple(Dsn.parse(d) for d in _words(env.get("SENTRY_TUNNEL_ALLOWED_DSNS", ""))),
-            tunnel_origins=tuple(o.rstrip("/") for o in _words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
-            trusted_proxy_hops=_whole_number(env, "LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),
-            public_url=_public_url(env, "LOOKOUT_PUBLIC_URL"),
+            extra_tunnel_dsns=tuple(Dsn.parse(d) for d in words(env.get("SENTRY_TUNNEL_ALLOWED_DSNS", ""))),
+            tunnel_origins=tuple(o.rstrip("/") for o in words(env.get("LOOKOUT_TUNNEL_ALLOWED_ORIGINS", ""))),
+            trusted_proxy_hops=whole_number(env, "LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),
+            public_url=public_url(env, "LOOKOUT_PUBLIC_URL"),
             smtp_url=env.get("LOOKOUT_SMTP_URL", "").strip(),
             alert_from=env.get("LOOKOUT_ALERT_FROM", "").strip(),
-            alert_emails=tuple(_words(env.get("LOOKOUT_ALERT_EMAILS", ""))),
+            alert_emails=tuple(words(env.get("LOOKOUT_ALERT_EMAILS", ""))),
             alert_webhooks=tuple(w.strip() for w in env.get("LOOKOUT_ALERT_WEBHOOKS", "").split(",") if w.strip()),
-            webhook_allow=tuple(_words(env.get("LOOKOUT_WEBHOOK_ALLOW", ""))),
-            max_item_bytes=_positive_int(env, "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
-            max_request_bytes=_positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
-            max_envelope_bytes=_positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
-            outbox_max_bytes=_positive_int(env, "LOOKOUT_OUTBOX_MAX_BYTES", defaults.outbox_max_bytes),
-            ingest_bytes_per_min_per_client=_whole_number(
+            webhook_allow=tuple(words(env.get("LOOKOUT_WEBHOOK_ALLOW", ""))),
+            max_item_bytes=positive_int(env, "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
+            max_request_bytes=positive_int(env, "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
+            max_envelope_bytes=positive_int(env, "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
+            outbox_max_bytes=positive_int(env, "LOOKOUT_OUTBOX_MAX_BYTES", defaults.outbox_max_bytes),
+            ingest_bytes_per_min_per_client=whole_number(
                 env, "LOOKOUT_INGEST_BYTES_PER_MIN_PER_CLIENT", defaults.ingest_bytes_per_min_per_client),
-            ingest_bytes_per_min_per_key=_whole_number(
+            ingest_bytes_per_min_per_key=whole_number(
                 env, "LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY", defaults.ingest_bytes_per_min_per_key),
-            body_timeout_s=_positive_int(env, "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
+            body_timeout_s=positive_int(env, "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
             # Delivery retries: the first after about LOOKOUT_RETRY_BASE_S, doubling up to the max.
-            retry_base_s=_positive_int(env, "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s)),
-            retry_max_s=_positive_int(env, "LOOKOUT_RETRY_MAX_S", int(defaults.retry_max_s)),
-            route_load_timeout_ms=_positive_int(
+            retry_base_s=positive_int(env, "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s)),
+            retry_max_s=positive_int(env, "LOOKOUT_RETRY_MAX_S", int(defaults.retry_max_s)),
+            route_load_timeout_ms=positive_int(
                 env, "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS", defaults.route_load_timeout_ms
             ),
-            browser_monitoring=_switch(env, "LOOKOUT_BROWSER_MONITORING", defaults.browser_monitoring),
-            server_monitoring=_switch(env, "LOOKOUT_SERVER_MONITORING", defaults.server_monitoring),
-            log_level=_log_level(env, "LOOKOUT_LOG_LEVEL", defaults.log_level),
-            inbox_max_events=_positive_int(env, "LOOKOUT_INBOX_MAX_EVENTS", defaults.inbox_max_events),
-            inbox_max_transactions=_positive_int(env, "LOOKOUT_INBOX_MAX_TRANSACTIONS", defaults.inbox_max_transactions),
-            inbox_max_logs=_positive_int(env, "LOOKOUT_INBOX_MAX_LOGS", defaults.inbox_max_logs),
-            inbox_max_raw_envelopes=_positive_int(env, "LOOKOUT_INBOX_MAX_RAW_ENVELOPES", defaults.inbox_max_raw_envelopes),
-            inbox_max_age_days=_positive_int(env, "LOOKOUT_INBOX_MAX_AGE_DAYS", defaults.inbox_max_age_days),
-            inbox_max_issues=_positive_int(env, "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),
-            inbox_max_bytes=_positive_int(env, "LOOKOUT_INBOX_MAX_BYTES", defaults.inbox_max_bytes),
-            sourcemap_builds=_positive_int(env, "LOOKOUT_SOURCEMAP_BUILDS", defaults.sourcemap_builds),
+            browser_monitoring=switch(env, "LOOKOUT_BROWSER_MONITORING", defaults.browser_monitoring),
+            server_monitoring=switch(env, "LOOKOUT_SERVER_MONITORING", defaults.server_monitoring),
+            log_level=log_level(env, "LOOKOUT_LOG_LEVEL", defaults.log_level),
+            inbox_max_events=positive_int(env, "LOOKOUT_INBOX_MAX_EVENTS", defaults.inbox_max_events),
+            inbox_max_transactions=positive_int(env, "LOOKOUT_INBOX_MAX_TRANSACTIONS", defaults.inbox_max_transactions),
+            inbox_max_logs=positive_int(env, "LOOKOUT_INBOX_MAX_LOGS", defaults.inbox_max_logs),
+            inbox_max_raw_envelopes=positive_int(env, "LOOKOUT_INBOX_MAX_RAW_ENVELOPES", defaults.inbox_max_raw_envelopes),
+            inbox_max_age_days=positive_int(env, "LOOKOUT_INBOX_MAX_AGE_DAYS", defaults.inbox_max_age_days),
+            inbox_max_issues=positive_int(env, "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),
+            inbox_max_bytes=positive_int(env, "LOOKOUT_INBOX_MAX_BYTES", defaults.inbox_max_bytes),
+            sourcemap_builds=positive_int(env, "LOOKOUT_SOURCEMAP_BUILDS", defaults.sourcemap_builds),
             sentry_auth_token=env.get("SENTRY_AUTH_TOKEN", "").strip(),
             sentry_org=env.get("SENTRY_ORG", "").strip(),
             sentry_project=env.get("SENTRY_PROJECT", "").strip(),
             sentry_url=env.get("SENTRY_URL", "").strip(),
-            upload_chunk_bytes=_positive_int(env, "LOOKOUT_UPLOAD_CHUNK_BYTES", defaults.upload_chunk_bytes),
-            upload_max_bundle_bytes=_positive_int(
+            upload_chunk_bytes=positive_int(env, "LOOKOUT_UPLOAD_CHUNK_BYTES", defaults.upload_chunk_bytes),
+            upload_max_bundle_bytes=positive_int(
                 env, "LOOKOUT_UPLOAD_MAX_BUNDLE_BYTES", defaults.upload_max_bundle_bytes),
-            upload_max_project_bytes=_positive_int(
+            upload_max_project_bytes=positive_int(
                 env, "LOOKOUT_UPLOAD_MAX_PROJECT_BYTES", defaults.upload_max_project_bytes),
         )
-
-
-def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
-    text = env.get(name, "").strip().lower()
-    if not text:
-        return default
-    if text not in ("on", "off", "true", "false", "1", "0"):
-        raise SettingsError(f"{name} {text!r} must be on or off.")
-    return text in ("on", "true", "1")
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _log_level(env: Mapping[str, str], name: str, default: int) -> int:
-    text = env.get(name, "").strip().upper()
-    if not text:
-        return default
-    if text not in LOG_LEVELS:
-        raise SettingsError(f"{name} {text!r} must be one of {', '.join(LOG_LEVELS)}.")
-    return logging.getLevelName(text)
-
-
-def _words(text: str) -> list[str]:
-    return text.replace(",", " ").split()
-
-
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    if not text.isdigit() or int(text) == 0:
-        raise SettingsError(f"{name} {text!r} must be a positive whole number.")
-    return int(text)
-
-
-def _public_url(env: Mapping[str, str], name: str) -> str:
-    text = env.get(name, "").strip().rstrip("/")
-    if not text:
-        return ""
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 (raises ValueError for a bad port)
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        raise SettingsError(f"{name} {text!r} must be the URL users open, like https://lookout.example.com.")
-    return text
-
-
-def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    if not text.isdigit():
-        raise SettingsError(f"{name} {text!r} must be a whole number (0 or more).")
-    return int(text)
 
 
 SETTINGS = Settings.from_env()

@@ -203,7 +203,7 @@ class AlertSender:
             if channel.kind != "email":
                 return await outbound.post(channel.target, messages.webhook_request(channel, items), self.policy,
                                            self.timeout_s)
-            if self.smtp is None or not self.settings.alert_from:
+            if not self.settings.can_mail or self.smtp is None:  # (None: no LOOKOUT_SMTP_URL)
                 return Delivered(False, "E-mail needs LOOKOUT_SMTP_URL and LOOKOUT_ALERT_FROM to be set.")
             message = messages.email_message(items, self.settings.alert_from, channel.target)
             async with self._smtp_slots:  # a hung SMTP server ties up a few threads, not all of them

@@ -127,9 +127,8 @@ class AlertsState(FormState, rx.State):
             return
         kind, target, project_id = self.kind, self.target, project_of(self.channel_project)
         secret = self.secret if kind == "json" else ""
-        can_mail = bool(SETTINGS.smtp_url and SETTINGS.alert_from)
         added = await self._change(in_transaction(
-            lambda c: configure.add_channel(c, kind, target, secret, project_id, time.time(), can_mail)))
+            lambda c: configure.add_channel(c, kind, target, secret, project_id, time.time(), SETTINGS.can_mail)))
         if added is not None:
             self.target = self.secret = ""
             self.secret_once = added.secret_once
