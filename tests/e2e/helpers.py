@@ -11,13 +11,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import ROOT, AppServer
 
 LOG_DIR = Path(__file__).parent / "logs"
 # A console user for the tests that come from another address (tests/e2e/test_console.py).
 VIEWER, VIEWER_PASSWORD = "e2e-viewer", "e2e-viewer-password"
+
+
+def submit_sign_in(page: Page, password: str = VIEWER_PASSWORD) -> None:
+    """Send the sign-in form as VIEWER, with `password`."""
+    page.fill("#sign-in-name", VIEWER)
+    page.fill("#sign-in-password", password)
+    page.click("#sign-in-submit")
+
+
+def sign_in_from_refusal(page: Page) -> None:
+    """From a console page's refusal, sign in as VIEWER and wait until the console says so."""
+    page.click("#console-sign-in")
+    submit_sign_in(page)
+    expect(page.locator("#console-viewer")).to_contain_text(VIEWER, timeout=15_000)
 
 
 def tree_state() -> list[str]:

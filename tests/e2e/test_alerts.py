@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 from app.inbox import states
 from tests.alerts.receivers import Received, WebhookReceiver
 from tests.e2e.app_server import AppServer
-from tests.e2e.helpers import TRY_MODULE, VIEWER, VIEWER_PASSWORD, open_page
+from tests.e2e.helpers import TRY_MODULE, open_page, sign_in_from_refusal
 from tests.netns import Namespace
 
 
@@ -110,11 +110,7 @@ def test_a_viewer_sees_the_channels_but_cannot_change_them(
     viewer.goto(url + "/alerts")
     expect(viewer.locator("#console-refused")).to_be_visible(timeout=15_000)
     expect(viewer.locator("#alerts-channels")).to_have_count(0)
-    viewer.click("#console-sign-in")
-    viewer.fill("#sign-in-name", VIEWER)
-    viewer.fill("#sign-in-password", VIEWER_PASSWORD)
-    viewer.click("#sign-in-submit")
-    expect(viewer.locator("#console-viewer")).to_contain_text(VIEWER, timeout=15_000)
+    sign_in_from_refusal(viewer)
     viewer.goto(url + "/alerts")
     expect(viewer.locator(f"#alert-channel-{channel}")).to_be_visible(timeout=15_000)
     expect(viewer.locator("#alerts-readonly")).to_be_visible()

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError, Page, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.helpers import VIEWER, VIEWER_PASSWORD, open_page
+from tests.e2e.helpers import VIEWER, open_page, submit_sign_in
 from tests.e2e.local_dsn import local_dsn
 from tests.monitoring.envelopes import build
 from tests.netns import Namespace
@@ -103,13 +103,9 @@ def test_other_machines_must_sign_in_and_viewers_only_read(
     assert status == 401 and "Sign in" in refused["detail"]
     expect(page.locator("#issues-table")).to_have_count(0)
     page.click("#console-sign-in")
-    page.fill("#sign-in-name", VIEWER)
-    page.fill("#sign-in-password", "not the password")
-    page.click("#sign-in-submit")
+    submit_sign_in(page, "not the password")
     expect(page.locator("#sign-in-problem")).to_be_visible()
-    page.fill("#sign-in-name", VIEWER)  # the form came back empty
-    page.fill("#sign-in-password", VIEWER_PASSWORD)
-    page.click("#sign-in-submit")
+    submit_sign_in(page)  # the form came back empty
     expect(page.locator("#console-viewer")).to_have_text(f"Signed in as {VIEWER} (viewer)", timeout=15_000)
     assert "lookout_session" not in page.evaluate("() => document.cookie")  # HttpOnly: scripts cannot read it
     row = page.locator(".issue-row").first

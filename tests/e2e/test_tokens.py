@@ -11,7 +11,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.helpers import VIEWER, VIEWER_PASSWORD
+from tests.e2e.helpers import sign_in_from_refusal
 from tests.netns import Namespace
 
 OPTIONS = "/api/0/organizations/lookout/chunk-upload/"  # what sentry-cli asks first (app/sourcemaps/upload_api.py)
@@ -69,11 +69,7 @@ def test_a_viewer_sees_the_tokens_but_cannot_make_or_revoke_one(
     viewer.goto(url + "/tokens")
     expect(viewer.locator("#console-refused")).to_be_visible(timeout=15_000)
     expect(viewer.locator("#upload-tokens")).to_have_count(0)
-    viewer.click("#console-sign-in")
-    viewer.fill("#sign-in-name", VIEWER)
-    viewer.fill("#sign-in-password", VIEWER_PASSWORD)
-    viewer.click("#sign-in-submit")
-    expect(viewer.locator("#console-viewer")).to_contain_text(VIEWER, timeout=15_000)
+    sign_in_from_refusal(viewer)
     viewer.goto(url + "/tokens")
     expect(viewer.locator(f"#upload-token-{token_id}")).to_contain_text(label, timeout=15_000)
     expect(viewer.locator("#tokens-readonly")).to_be_visible()
