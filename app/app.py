@@ -55,6 +55,15 @@ app = LookoutApp(
     backend_exception_handler=event_errors.backend_exception_handler,
 )
 app.app_wraps[error_boundary.APP_WRAP_KEY] = error_boundary.error_boundary
+
+
+def _connected(token: str) -> bool:
+    """Whether a tab's websocket is still open in this process (a live page's watcher asks)."""
+    namespace = app.event_namespace
+    return namespace is None or token in namespace.token_to_sid
+
+
+console.connected = _connected
 app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
 app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE, on_load=try_errors.TryState.load)
 app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 import reflex as rx
+from reflex.istate.data import RouterData
 
 from app import db
 from app.console import access
@@ -50,6 +52,21 @@ def viewer_of(caller: access.Caller, cookie_header: str) -> Viewer | None:
         return THIS_MACHINE
     token = cookie_token(cookie_header)
     return accounts().session(token) if token else None
+
+
+def tab_open(router: RouterData) -> bool:
+    """Whether the tab whose event started a watcher still has its websocket: Reflex never ends a
+    background task when its tab closes, so a watcher asks on every turn (it runs in the process that
+    holds the socket). A handler called without a socket (a test calling it directly) counts as open."""
+    return not router.session.session_id or connected(router.session.client_token)
+
+
+def _any_token(_token: str) -> bool:
+    return True
+
+
+# Whether a client token has a websocket in this process: app/app.py sets it once the app exists.
+connected: Callable[[str], bool] = _any_token
 
 
 def ago(timestamp: float, now: float) -> str:
@@ -145,6 +162,8 @@ class ConsoleState(rx.State, mixin=True):
             started = time.monotonic()
             while time.monotonic() - started < WATCH_FOR_S:
                 await asyncio.sleep(REFRESH_S)
+                if not tab_open(self.router):
+                    return
                 async with self:
                     if self.router.url.path.rstrip("/") != self.live_route or not await self._show():
                         return

@@ -59,8 +59,8 @@ def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 def client_state(state_class: type[ConsoleState], who: dict[str, object], path: str) -> ConsoleState:
     root = State(_reflex_internal_init=True)
-    data = {**who, "pathname": path.partition("?")[0], "asPath": path,
-            "query": dict(p.split("=", 1) for p in path.partition("?")[2].split("&") if "=" in p), "token": "t"}
+    data = {"token": "t", **who, "pathname": path.partition("?")[0], "asPath": path,
+            "query": dict(p.split("=", 1) for p in path.partition("?")[2].split("&") if "=" in p)}
     root.router_data = root._update_router_vars(data, {})
     return root.get_substate(state_class.get_full_name().split(".")[1:])
 

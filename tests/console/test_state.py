@@ -135,3 +135,30 @@ def test_a_watcher_is_refused_to_a_client_elsewhere_and_runs_once_per_client(eng
     alone, stranger_reads = asyncio.run(two_watchers())
     assert 0 < alone <= int(console.WATCH_FOR_S / console.REFRESH_S) + 1  # one loop, not two
     assert stranger_reads == 0
+
+
+def test_a_watcher_stops_once_its_tab_has_no_websocket(engine: sqlalchemy.Engine, quick_watch: None,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reflex never ends a background task when its tab closes: the watcher asks on every turn whether
+    its tab's socket is still open (app/app.py answers from Reflex's token table), and stops when not."""
+    from app.pages.logs import LogsState
+
+    open_tabs = {"open-tab"}
+    monkeypatch.setattr(console, "connected", lambda token: token in open_tabs)
+
+    async def reads_of(token: str) -> int:
+        state = client_state(LogsState, {**LOOPBACK, "sid": f"sid-{token}", "token": token}, "/logs")
+        reads = 0
+        original = LogsState._read
+
+        async def counted(self: Any) -> None:
+            nonlocal reads
+            reads += 1
+            await original(self)
+
+        monkeypatch.setattr(LogsState, "_read", counted)
+        await run(LogsState.event_handlers["watch"], state, [])
+        return reads
+
+    assert asyncio.run(reads_of("open-tab")) >= 2
+    assert asyncio.run(reads_of("closed-tab")) == 0

@@ -34,7 +34,10 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         # No raw envelope is deleted during the run (cap 5,000 by default; the hostile-client runs make
         # ~12,000): the home page's "kept" figure must not shrink between two readings of a test.
         # Retention has tests of its own.
+        # Nor an event: the hostile-client runs store tens of thousands of error events, and a test that
+        # counts events before and after must not see retention's cut (10,000 per project by default).
         env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": "", "LOOKOUT_INBOX_MAX_RAW_ENVELOPES": "1000000",
+             "LOOKOUT_INBOX_MAX_EVENTS": "1000000",
              "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}",
              # The alerts page's tests add webhooks on loopback (tests/e2e/test_alerts.py).
              "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1"},
