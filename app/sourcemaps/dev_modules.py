@@ -11,8 +11,8 @@ A frame names only a path: the module is read from this app's own dev server
 Refused without a request: a URL or `//host/...`, a `.`/`..` segment, Vite's internal `/@...` paths
 and anything not named like a JavaScript module. Each read: a short deadline (`FETCH_DEADLINE_S`),
 at most `MAX_MODULE_BYTES`, no redirects, no proxy from the environment, a JavaScript
-`Content-Type`. Answers (found or not) are kept `CACHE_SECONDS`, bounded in paths and bytes, so the
-frames of one event in one module read it once.
+`Content-Type`. Answers are not kept here: the symbolicator's cache (app/sourcemaps/map_cache.py)
+keeps them by path, found or not, so the frames of one event in one module read it once.
 
 Vite names a dev map's sources relative to the module's own URL directory: `/app/routes/x.jsx`
 maps `sources: ["x.jsx"]`.
@@ -24,9 +24,7 @@ import base64
 import binascii
 import logging
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes
@@ -41,9 +39,6 @@ log = logging.getLogger(__name__)
 
 MAX_MODULE_BYTES = 8 * MIB
 FETCH_DEADLINE_S = 2.0
-CACHE_SECONDS = 5.0
-CACHE_PATHS = 64
-CACHE_BYTES = 64 * MIB
 MAX_PATH_CHARS = 2048
 BUILD_ID = "dev"
 MODULE_SUFFIXES = (".js", ".jsx", ".mjs", ".ts", ".tsx")
@@ -87,39 +82,6 @@ def inline_map(module: bytes) -> bytes | None:
         return None
 
 
-class _Cache:
-    """Answers by path for a few seconds, at most `paths` of them and `budget` bytes."""
-
-    def __init__(self, seconds: float, paths: int, budget: int, clock: Callable[[], float]) -> None:
-        self._seconds, self._paths, self._budget, self._clock = seconds, paths, budget, clock
-        self._entries: OrderedDict[str, tuple[float, StoredMap | None, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, path: str) -> tuple[bool, StoredMap | None]:
-        with self._lock:
-            entry = self._entries.get(path)
-            if entry is None or entry[0] <= self._clock():
-                return False, None
-            return True, entry[1]
-
-    def put(self, path: str, found: StoredMap | None) -> None:
-        size = len(found.source) + len(found.sourcemap) if found else 0
-        if size > self._budget:
-            return
-        with self._lock:
-            self._drop(path)
-            self._entries[path] = (self._clock() + self._seconds, found, size)
-            self._bytes += size
-            while len(self._entries) > self._paths or self._bytes > self._budget:
-                self._drop(next(iter(self._entries)))
-
-    def _drop(self, path: str) -> None:
-        entry = self._entries.pop(path, None)
-        if entry is not None:
-            self._bytes -= entry[2]
-
-
 class DevModules:
     """A `MapLookup` over the modules of this app's dev server at `origin` (`http://localhost:3000`).
     `pages` gives the Python pages by original source path (`page_sources`), read once when first
@@ -132,14 +94,12 @@ class DevModules:
         *,
         max_bytes: int = MAX_MODULE_BYTES,
         deadline_s: float = FETCH_DEADLINE_S,
-        cache_seconds: float = CACHE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.origin = origin.rstrip("/")
         self._pages_source = pages
         self._pages: dict[str, PageSource] | None = None
         self._max_bytes, self._deadline_s, self._clock = max_bytes, deadline_s, clock
-        self._cache = _Cache(cache_seconds, CACHE_PATHS, CACHE_BYTES, clock)
         self._client = httpx.Client(follow_redirects=False, trust_env=False, timeout=deadline_s)
 
     def close(self) -> None:
@@ -152,13 +112,6 @@ class DevModules:
         path = module_path(asset_path)
         if path is None:
             return None
-        cached, found = self._cache.get(path)
-        if not cached:
-            found = self._read(path)
-            self._cache.put(path, found)
-        return found
-
-    def _read(self, path: str) -> StoredMap | None:
         module = self._fetch(path)
         sourcemap = inline_map(module) if module is not None else None
         if module is None or sourcemap is None:
