@@ -61,13 +61,14 @@ test-deps:
 	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
-# The unit tests run in UNIT_WORKERS processes (pytest-xdist; `--dist loadfile`: a module's tests and
-# fixtures stay in one process). Most of their time is waiting (servers down, retries, receivers), so
-# more processes than cores pays. The browser tests share one production build of the app in .web/,
-# so they run in one process, beside the unit tests; their output is printed once both are done.
+# The unit tests run in UNIT_WORKERS processes (pytest-xdist; `worksteal`: an idle process takes tests
+# from a busy one). Most of their time is waiting (servers down, retries, receivers), so more processes
+# than cores pays. The browser tests run beside them in two processes of their own (`loadgroup`): the
+# hostile-client tests with an app built in a copy of the project, all others in order with the app
+# built here in .web/ (tests/e2e/conftest.py); their output is printed once both are done.
 UNIT_WORKERS ?= 4
-UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist loadfile --ignore=tests/e2e
-E2E  := $(PY) -m pytest tests/e2e
+UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e
+E2E  := $(PY) -m pytest -n 2 --dist loadgroup tests/e2e
 E2E_OUTPUT := tests/e2e/logs/pytest.out
 
 test: setup test-deps lint

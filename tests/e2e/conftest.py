@@ -8,50 +8,34 @@ failure); otherwise it is removed. Processes and the namespace are always remove
 from __future__ import annotations
 
 import shlex
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from app.console.accounts import hash_password
 from tests import netns
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
-from tests.e2e.helpers import LOG_DIR, VIEWER, VIEWER_PASSWORD, tree_state
+from tests.e2e.helpers import started_app
 
 E2E_DATABASE = "e2e.db"
 
 
 @pytest.fixture(scope="session")
 def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    database = tmp_path_factory.mktemp("db") / E2E_DATABASE
-    server = AppServer(
-        log_path=LOG_DIR / f"app-{time.strftime('%Y%m%d-%H%M%S')}.log",
-        # A database of its own: the tests never touch the developer's lookout.db.
-        # No raw envelope is deleted during the run (cap 5,000 by default; the hostile-client runs make
-        # ~12,000): the home page's "kept" figure must not shrink between two readings of a test.
-        # Retention has tests of its own.
-        # Nor an event: the hostile-client runs store tens of thousands of error events, and a test that
-        # counts events before and after must not see retention's cut (10,000 per project by default).
-        env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": "", "LOOKOUT_INBOX_MAX_RAW_ENVELOPES": "1000000",
-             "LOOKOUT_INBOX_MAX_EVENTS": "1000000",
-             "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}",
-             # The alerts page's tests add webhooks on loopback (tests/e2e/test_alerts.py).
-             "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1"},
-    )
-    server.tree_before = tree_state()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        if request.session.testsfailed:
-            print(f"\napp log kept at {server.log_path}")
-        else:
-            server.log_path.unlink(missing_ok=True)
+    yield from started_app(request, tmp_path_factory.mktemp("db") / E2E_DATABASE, "app")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`make e2e` runs the browser tests in two processes (pytest-xdist's `--dist loadgroup`): the
+    hostile-client tests (group `hostile`, with an app of their own built in a copy of the project)
+    beside all the others (group `app`, in this order, sharing the app built here, in .web/)."""
+    for item in items:
+        if "/e2e/" in str(item.path) and not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group("app"))
 
 
 @pytest.fixture

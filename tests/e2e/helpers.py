@@ -11,8 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.sync_api import Page, expect
 
+from app.console.accounts import hash_password
 from tests.e2e.app_server import ROOT, AppServer
 
 LOG_DIR = Path(__file__).parent / "logs"
@@ -55,8 +57,9 @@ def open_page(page: Page, app_server: AppServer, path: str = "/") -> None:
 TRY_MODULE = ".web/app/routes/[try]._index.jsx"  # the route module Reflex generates for app/pages/try_errors.py's page
 
 
-def _copy_project(destination: Path) -> None:
-    """The project's files (tracked and new, not ignored) and its installed front end, in another directory."""
+def _copy_project(destination: Path, front_end: bool = True) -> None:
+    """The project's files (tracked and new, not ignored) and, with `front_end`, its installed front end (.web/
+    of the first build: that build must be done), in another directory."""
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
                             capture_output=True).stdout.decode().split("\0")
     for name in filter(None, listed):
@@ -64,11 +67,13 @@ def _copy_project(destination: Path) -> None:
         if source.is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / name)
+    (destination / ".tools").symlink_to(ROOT / ".tools")
+    if not front_end:
+        return
     web = ROOT / ".web"
     # Not the first build's output: the second makes its own.
     shutil.copytree(web, destination / ".web", symlinks=True,
                     ignore=lambda folder, _: ["build", "lookout-sourcemaps"] if Path(folder) == web else [])
-    (destination / ".tools").symlink_to(ROOT / ".tools")
 
 
 def serving(server: AppServer) -> Iterator[AppServer]:
@@ -98,3 +103,32 @@ def _log_about(app_server: AppServer, event_id: str) -> str:
     words = (event_id, "outbox", "tunnel", "feeder", "inbox", "envelope")
     lines = app_server.log_path.read_text(errors="replace").splitlines()
     return "\n".join([line for line in lines if any(w in line for w in words)][-40:]) or "(nothing)"
+
+
+def started_app(request: pytest.FixtureRequest, database: Path, name: str, root: Path = ROOT) -> Iterator[AppServer]:
+    """The production app built in `root` and started with a database of its own (the tests never
+    touch the developer's lookout.db), for a fixture to `yield from`: stopped afterwards, its log
+    (tests/e2e/logs/NAME-<time>.log) kept only when a test failed."""
+    server = AppServer(
+        log_path=LOG_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root,
+        # No raw envelope is deleted during the run (cap 5,000 by default; the hostile-client runs make
+        # ~12,000): the home page's "kept" figure must not shrink between two readings of a test.
+        # Nor an event: the hostile-client runs store tens of thousands of error events, and a test that
+        # counts events before and after must not see retention's cut (10,000 per project by default).
+        # Retention has tests of its own.
+        env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": "", "LOOKOUT_INBOX_MAX_RAW_ENVELOPES": "1000000",
+             "LOOKOUT_INBOX_MAX_EVENTS": "1000000",
+             "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}",
+             # The alerts page's tests add webhooks on loopback (tests/e2e/test_alerts.py).
+             "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1"},
+    )
+    server.tree_before = tree_state()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        if request.session.testsfailed:
+            print(f"\napp log kept at {server.log_path}")
+        else:
+            server.log_path.unlink(missing_ok=True)
