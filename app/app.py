@@ -13,18 +13,7 @@ from app.inbox import api as inbox_api
 from app.inbox.reading import InboxReader
 from app.monitoring import browser, event_errors
 from app.origin_guard import OriginGuard
-from app.pages import (
-    alerts,
-    home,
-    issue,
-    issues,
-    logs,
-    not_found,
-    sign_in,
-    tokens,
-    traces,
-    try_errors,
-)
+from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, tokens, traces, try_errors
 from app.sourcemaps import to_sentry, upload_api
 
 logger = logging.getLogger(__name__)

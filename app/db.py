@@ -56,7 +56,7 @@ def sqlite_synchronous(environ: Mapping[str, str] = os.environ) -> str:
 SQLITE_SYNCHRONOUS = sqlite_synchronous()
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 (DB-API objects)
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # DB-API objects
     # WAL lets the tunnel's writes and the forwarder's reads overlap; busy_timeout rides out locks.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")

@@ -7,8 +7,9 @@ files in a temp dir.
   the time to write those envelopes to the outbox first (the tunnel's part); and one envelope per
   transaction through `InboxStore.ingest_envelope`, which keeps its own copy of each event.
 - Bugsink (the `bugsink` package, pinned with its dependencies in bench/bugsink-requirements.txt,
-  in a venv of its own under bench/.bugsink-venv, made on first use): its envelope endpoint through Django's test client, with the `local`
-  configuration template (`bugsink-create-conf`), which digests each event immediately.
+  in a venv of its own under bench/.bugsink-venv, made on first use): its envelope endpoint through
+  Django's test client, with the `local` configuration template (`bugsink-create-conf`), which digests
+  each event immediately.
 Then the issue list (first page, newest first) over what Lookout stored, timed 20 times; and over
 100,000 small events in 10,000 issues (newest first, most events first, a search).
 
@@ -82,7 +83,8 @@ def envelopes(count: int, size: int) -> list[bytes]:
                                             "in_app": True}]}}]}}
         payload = json.dumps(event).encode()
         header = {"event_id": event["event_id"]}  # no DSN: each side is told its own
-        made.append(b"\n".join([json.dumps(header).encode(), json.dumps({"type": "event", "length": len(payload)}).encode(), payload]))
+        item_header = {"type": "event", "length": len(payload)}
+        made.append(b"\n".join([json.dumps(header).encode(), json.dumps(item_header).encode(), payload]))
     return made
 
 
@@ -174,7 +176,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1000, help="events for Lookout (default 1000)")
     parser.add_argument("--bugsink-events", type=int, default=200, help="events for Bugsink (default 200)")
     parser.add_argument("--size", type=int, default=50_000, help="bytes per event, about (default 50000)")
-    parser.add_argument("--list-events", type=int, default=100_000, help="events stored for the issue list (default 100000; 0: skip)")
+    parser.add_argument("--list-events", type=int, default=100_000,
+                        help="events stored for the issue list (default 100000; 0: skip)")
     parser.add_argument("--list-issues", type=int, default=10_000, help="issues they make (default 10000)")
     args = parser.parse_args()
     bodies = envelopes(max(args.events, args.bugsink_events), args.size)

@@ -69,7 +69,7 @@ def serve(processes: Processes, variant: str, site: Path) -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def new_page(context, rate: float):  # noqa: ANN001, ANN201 (Playwright's BrowserContext, Page)
+def new_page(context, rate: float):  # Playwright's BrowserContext, Page
     """A page whose renderer main thread runs `rate` times slower (set per page target, before its load)."""
     page = context.new_page()
     if rate != 1:
@@ -77,7 +77,7 @@ def new_page(context, rate: float):  # noqa: ANN001, ANN201 (Playwright's Browse
     return page
 
 
-def interactive_ms(browser, url: str, rate: float = 1) -> float:  # noqa: ANN001 (Playwright's Browser)
+def interactive_ms(browser, url: str, rate: float = 1) -> float:  # Playwright's Browser
     """One cold load of `url`: ms from the navigation's start until the page is interactive."""
     context = browser.new_context()
     try:
@@ -90,7 +90,7 @@ def interactive_ms(browser, url: str, rate: float = 1) -> float:  # noqa: ANN001
         context.close()
 
 
-def fetched_bytes(browser, url: str, rate: float = 1) -> tuple[int, int, int]:  # noqa: ANN001 (Playwright's Browser)
+def fetched_bytes(browser, url: str, rate: float = 1) -> tuple[int, int, int]:  # Playwright's Browser
     """One cold load of `url`: the raw and gzip bytes fetched until it is interactive, and the gzip
     bytes fetched after (what is loaded once idle: the SDK chunk, with monitoring)."""
     context = browser.new_context()
@@ -122,7 +122,7 @@ def fetched_bytes(browser, url: str, rate: float = 1) -> tuple[int, int, int]:  
 
 def paired_ratio(on: list[float], off: list[float], resamples: int = 4000) -> tuple[float, float, float]:
     """The median of the paired ratios on/off, and its bootstrap 95 % interval."""
-    ratios = [a / b for a, b in zip(on, off)]
+    ratios = [a / b for a, b in zip(on, off, strict=True)]
     rng = random.Random(0)
     medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
     return statistics.median(ratios), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]

@@ -56,7 +56,8 @@ def print_header(body_bytes: int, loadgen_label: str, args: argparse.Namespace) 
 
 
 def print_table(peers: list[Peer], outcomes: dict[str, Outcome]) -> None:
-    header = f"{'peer':<36} {'accepted/s':>10} {'p50 ms':>7} {'p99 ms':>7} {'non-2xx':>7} {'sock err':>8}  {'CPU % peer/upstream/loadgen':>27}"
+    header = (f"{'peer':<36} {'accepted/s':>10} {'p50 ms':>7} {'p99 ms':>7} {'non-2xx':>7} {'sock err':>8}"
+              f"  {'CPU % peer/upstream/loadgen':>27}")
     print(header)
     print("-" * len(header))
     for key, outcome in outcomes.items():

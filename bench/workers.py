@@ -45,8 +45,8 @@ def measure(server: services.Postgres, processes: Processes, generator: LoadGene
         connection.exec_driver_sql(f"CREATE DATABASE {name}")
     port = free_port()
     key = f"lookout-{workers}"
-    env = {"DATABASE_URL": server.url(name), "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN, "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP),
-           "LOOKOUT_SERVER_MONITORING": "off", **NO_INTAKE_LIMITS}
+    env = {"DATABASE_URL": server.url(name), "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
+           "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP), "LOOKOUT_SERVER_MONITORING": "off", **NO_INTAKE_LIMITS}
     processes.start(key, granian("app.standalone.tunnel:app", port, workers=workers), env)
     try:
         wait_ready(processes, key, port, "/monitoring/stats")
@@ -71,7 +71,8 @@ def stored(url: str) -> int:
 
 def print_table(rows: list[Row]) -> None:
     base = rows[0].load.per_s if rows and rows[0].workers == 1 else None
-    print(f"\n{'workers':>7}  {'accepted/s':>10}  {'p50 ms':>7}  {'p99 ms':>7}  {'non-2xx':>7}  {'stored':>7}  {'vs 1 worker':>11}")
+    print(f"\n{'workers':>7}  {'accepted/s':>10}  {'p50 ms':>7}  {'p99 ms':>7}  {'non-2xx':>7}  {'stored':>7}"
+          f"  {'vs 1 worker':>11}")
     for row in rows:
         ratio = f"{row.load.per_s / base:.2f}×" if base else "-"
         print(f"{row.workers:>7}  {row.load.per_s:>10.0f}  {row.load.p50_ms:>7.2f}  {row.load.p99_ms:>7.2f}  "

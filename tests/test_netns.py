@@ -22,7 +22,7 @@ def server() -> Iterator[int]:
     """An HTTP server on every address of this machine that answers with the client's address."""
 
     class Echo(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        def do_GET(self) -> None:  # the standard library's name
             body = self.client_address[0].encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))

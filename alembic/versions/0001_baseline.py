@@ -1,7 +1,7 @@
 """baseline: empty schema, migrations machinery
 
 Revision ID: 0001_baseline
-Revises: 
+Revises:
 Create Date: 2026-11-22 16:48:11.744244
 
 """

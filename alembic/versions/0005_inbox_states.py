@@ -36,7 +36,8 @@ def upgrade() -> None:
         batch_op.create_index('ix_inbox_issue_change_issue', ['issue_id', 'id'], unique=False)
 
     with op.batch_alter_table('inbox_issue', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('resolved_in_release', sqlmodel.sql.sqltypes.AutoString(), server_default=sa.text("('')"), nullable=False))
+        batch_op.add_column(sa.Column('resolved_in_release', sqlmodel.sql.sqltypes.AutoString(),
+                                      server_default=sa.text("('')"), nullable=False))
 
     # ### end Alembic commands ###
 

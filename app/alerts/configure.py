@@ -21,8 +21,7 @@ from urllib.parse import urlsplit
 import sqlalchemy
 from sqlalchemy import delete, func, insert, select, update
 
-from app.alerts import rules as alert_rules
-from app.alerts import triggers
+from app.alerts import rules as alert_rules, triggers
 from app.alerts.alert import WEBHOOK_KINDS, cut_error
 from app.alerts.channels import SECRET_MAX, channel_problem
 from app.alerts.tables import CHANNELS, DELIVERIES

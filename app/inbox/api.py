@@ -34,14 +34,7 @@ from starlette.routing import Route
 
 from app import routes
 from app.console import access
-from app.console.accounts import (
-    COOKIE,
-    MAX_NAME_CHARS,
-    SESSION_S,
-    Accounts,
-    Throttle,
-    session_cookie,
-)
+from app.console.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Throttle, session_cookie
 from app.inbox.reading import InboxReader
 from app.protocol.clients import client_address
 from app.settings import SETTINGS

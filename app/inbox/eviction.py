@@ -23,7 +23,7 @@ from app.monitoring.outbox import TABLE as OUTBOX
 ISSUE_RANK = (ISSUES.c.event_count, ISSUES.c.last_seen, ISSUES.c.id)
 
 
-class stored_bytes(FunctionElement[int]):  # noqa: N801 (an SQL function, named as one)
+class stored_bytes(FunctionElement[int]):  # an SQL function, named as one
     """The size in bytes of a text column's value, without reading it where the database can."""
 
     type = Integer()

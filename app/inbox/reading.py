@@ -18,17 +18,7 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app.inbox import states
-from app.inbox.tables import (
-    COUNTS,
-    EVENTS,
-    FEEDBACK,
-    ISSUES,
-    LOGS,
-    MAX_ENVELOPE_BYTES,
-    PROJECTS,
-    TRANSACTIONS,
-    chunks,
-)
+from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
 from app.inbox.tags import tag_rows
 from app.ingest import payloads
 from app.ingest.fields import seconds

@@ -72,11 +72,13 @@ class Retention:
         with self.engine.begin() as connection:
             protected = self._protected(connection)
             old = select(EVENTS.c.id).where(EVENTS.c.received_at < cutoff)
-            evicted.events += self._delete_events(connection, [i for i in connection.execute(old).scalars() if i not in protected])
+            expired = [i for i in connection.execute(old).scalars() if i not in protected]
+            evicted.events += self._delete_events(connection, expired)
             projects = connection.execute(select(EVENTS.c.project_id).distinct()).scalars().all()
             for project_id in projects:
                 evicted.events += self._over_count(connection, project_id, protected)
-            evicted.transactions = self._oldest_first(connection, TRANSACTIONS, TRANSACTIONS.c.received_at, cutoff, self.caps.transactions)
+            evicted.transactions = self._oldest_first(connection, TRANSACTIONS, TRANSACTIONS.c.received_at, cutoff,
+                                                      self.caps.transactions)
             evicted.logs = self._oldest_first(connection, LOGS, LOGS.c.timestamp, cutoff, self.caps.logs)
             evicted.raw_envelopes = self._raw(connection, cutoff)
             evicted.rejected = connection.execute(

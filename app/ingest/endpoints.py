@@ -28,17 +28,7 @@ from app.ingest.store import InboxStore
 from app.monitoring.intake import unreadable
 from app.monitoring.tunnel import Tunnel
 from app.protocol import auth, encodings, envelope
-from app.protocol.asgi import (
-    ASGIApp,
-    ClientGone,
-    Receive,
-    Refused,
-    Request,
-    Scope,
-    Send,
-    encoded,
-    respond,
-)
+from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
 from app.protocol.ratelimits import category_of
 from app.settings import Dsn, SettingsError
 
@@ -94,7 +84,8 @@ class Ingest:
         if not key and kind == "envelope":
             key = auth.key_of_dsn(envelope.header_dsn(intake.header(raw, request.content_encoding)), project_id)
         if not key:
-            raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.", "forbidden_dsn")
+            raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.",
+                          "forbidden_dsn")
         dsn = await self._project_dsn(project_id, key)
         if dsn is None:
             raise Refused(403, f"Project {project_id} of this inbox has no key {key!r}.", "forbidden_dsn")

@@ -19,7 +19,7 @@ from typing import Any
 
 import reflex as rx
 from reflex_base.plugins.base import Plugin, PreCompileContext
-from reflex_base.utils.imports import ImportVar
+from reflex_base.utils.imports import ImportDict, ImportVar
 from typing_extensions import Unpack
 
 from app.monitoring import loader
@@ -33,6 +33,8 @@ ENTRY_CLIENT_JS = HERE / "entry.client.js"
 SDK_JS = HERE / "sdk.js"
 SDK_MODULE = "app/lookout_sdk.js"
 CONFIG_ELEMENT_ID = "lookout-monitoring-config"
+
+
 def browser_config(settings: Settings) -> dict[str, Any]:
     """What the browser SDK is initialised with (and what every page shows as JSON)."""
     return {
@@ -73,7 +75,7 @@ class BrowserMonitoring(rx.Component):
     tag = "LookoutMonitoring"
     lib_dependencies: list[str] = [SENTRY_REACT]
 
-    def add_imports(self) -> dict[str, list[ImportVar]]:
+    def add_imports(self) -> ImportDict:
         return {
             "react": [ImportVar(tag="useEffect"), ImportVar(tag="useRef"), ImportVar(tag="Fragment")],
             "react-router": [ImportVar(tag="useNavigation"), ImportVar(tag="useLocation"), ImportVar(tag="useMatches")],

@@ -19,11 +19,7 @@ from typing import Any
 
 import sentry_sdk
 from sentry_sdk.integrations.aiohttp import AioHttpIntegration
-from sentry_sdk.integrations.logging import (
-    LoggingIntegration,
-    ignore_logger,
-    ignore_logger_for_sentry_logs,
-)
+from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger, ignore_logger_for_sentry_logs
 from sentry_sdk.integrations.starlette import StarletteIntegration
 
 from app.monitoring import event_errors, event_tracing

@@ -22,14 +22,7 @@ import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.monitoring.intake import Intake
-from app.monitoring.outbox import (
-    LOCAL,
-    PENDING,
-    OutboxBudget,
-    OutboxStore,
-    StoreFailed,
-    new_row,
-)
+from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
 from app.monitoring.outbox_writer import OutboxWriter
 from app.monitoring.stats import TunnelStats
 from app.protocol import envelope

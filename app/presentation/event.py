@@ -93,7 +93,8 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
         for span in spans if isinstance(spans, list) else []:
             if isinstance(span, dict):
                 add(display(span.get("span_id")), display(span.get("parent_span_id")), span.get("start_timestamp"),
-                    span.get("timestamp"), display(span.get("description")) or display(span.get("op")), display(span.get("op")), "span")
+                    span.get("timestamp"), display(span.get("description")) or display(span.get("op")), display(span.get("op")),
+                    "span")
     if not nodes:
         return []
     begin = min(n["start"] for n in nodes.values())

@@ -94,7 +94,7 @@ async def respond(send: Send, status: int, body: bytes, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": body})
 
 
-async def refuse(send: Send, refused: Refused, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+async def refuse(send: Send, refused: Refused, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006 (never mutated)
     """Answer `refused`: its status, `{"detail": <its sentence>}`, its headers after `extra`."""
     body = json.dumps({"detail": refused.message}).encode()
     await respond(send, refused.status, body, extra + encoded(refused.headers))

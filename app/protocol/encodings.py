@@ -89,7 +89,7 @@ def is_identity(content_encoding: str | None) -> bool:
 def _decoded(body: bytes, codings: list[str]) -> Iterator[bytes]:
     """The body decoded, lazily, in steps of about _STEP bytes."""
     view = memoryview(body)
-    chunks: Iterator[bytes] = (view[start:start + _STEP] for start in range(0, len(body), _STEP))  # type: ignore[misc]
+    chunks: Iterator[bytes] = (view[start:start + _STEP] for start in range(0, len(body), _STEP))  # type: ignore[misc]  # memoryview slices, not copies: the decoders take any buffer
     for coding in reversed(codings):
         chunks = _DECODERS[coding](chunks)
     return chunks

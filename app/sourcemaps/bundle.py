@@ -96,7 +96,8 @@ def read_manifest(directory: Path) -> Manifest:
     build_id, created_at, files = value.get("build_id"), value.get("created_at"), value.get("files")
     if not isinstance(build_id, str) or not BUILD_ID.fullmatch(build_id):
         raise BundleError(f"{path} has no valid build_id.")
-    if type(created_at) not in (int, float) or not isinstance(files, list):
+    # A number, not a boolean (JSON's true is an int to isinstance).
+    if isinstance(created_at, bool) or not isinstance(created_at, int | float) or not isinstance(files, list):
         raise BundleError(f"{path} has no created_at or no list of files.")
     return Manifest(build_id, float(created_at), tuple(_file(entry, path) for entry in files),
                     pages.from_json(value.get("pages")))

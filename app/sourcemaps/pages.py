@@ -28,10 +28,14 @@ MODULE_LEVEL = "<module>"
 
 
 class Page(Protocol):
-    """What Reflex keeps per page (`reflex.app.UnevaluatedPage`): its route and what renders it."""
+    """What Reflex keeps per page (`reflex.app.UnevaluatedPage`): its route and what renders it.
+    Read-only members, since that class is a frozen dataclass."""
 
-    route: str
-    component: Any
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def component(self) -> Any: ...
 
 
 def route_module(route: str) -> str:

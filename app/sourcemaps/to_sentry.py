@@ -168,7 +168,7 @@ async def retry_at_start(bundles: Path | None = None, settings: Settings | None 
 def _retry_logged(bundles: Path, settings: Settings) -> None:
     try:
         retry_pending(bundles, settings)
-    except Exception:  # noqa: BLE001 (a thread's last resort: the server goes on)
+    except Exception:  # a thread's last resort: the server goes on
         logger.exception("source maps not uploaded to Sentry at start")
 
 

@@ -35,11 +35,7 @@ from sqlalchemy import func, insert, select, update
 from app import db
 from app.inbox.projects import PROJECTS
 from app.settings import SETTINGS, Settings
-from app.sourcemaps.artifact_bundle import (
-    ArtifactBundle,
-    ArtifactBundleError,
-    open_bundle,
-)
+from app.sourcemaps.artifact_bundle import ArtifactBundle, ArtifactBundleError, open_bundle
 from app.sourcemaps.chunks import ChunkStore
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import TokenRow

@@ -11,8 +11,8 @@ Each serves from a background thread and is a context manager:
         (message,) = mail.wait_for(1, timeout=10)  # email.message.EmailMessage
 
 `certificate()` (tests/alerts/certificates.py) makes a self-signed certificate for localhost and
-127.0.0.1; its `client_context()` trusts it, and nothing else. `closed_port()` is a port where connections are refused. aiosmtpd is a test-only dependency: app code
-never imports it.
+127.0.0.1; its `client_context()` trusts it, and nothing else. `closed_port()` is a port where
+connections are refused. aiosmtpd is a test-only dependency: app code never imports it.
 """
 
 from __future__ import annotations

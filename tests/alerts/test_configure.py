@@ -35,7 +35,7 @@ def engine(database_url: str) -> sqlalchemy.Engine:
     return eng
 
 
-def change(engine: sqlalchemy.Engine, work, *args):  # noqa: ANN001, ANN201 (any configure function)
+def change(engine: sqlalchemy.Engine, work, *args):  # any configure function
     with engine.begin() as connection:
         return work(connection, *args)
 

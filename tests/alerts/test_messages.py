@@ -15,13 +15,7 @@ from typing import Any
 import pytest
 
 from app.alerts.alert import AlertItem, Channel
-from app.alerts.messages import (
-    DIGEST_LIMIT,
-    email_message,
-    message_key,
-    signature,
-    webhook_request,
-)
+from app.alerts.messages import DIGEST_LIMIT, email_message, message_key, signature, webhook_request
 
 LINK = "https://lookout.example.com/issues/41"
 

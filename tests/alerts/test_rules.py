@@ -57,7 +57,7 @@ def test_numbers_at_their_bounds_are_accepted(field: str, value: int) -> None:
 ])
 def test_values_out_of_bounds_are_refused_with_a_sentence(field: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace(".", r"\.")):
-        Rules(**{field: value}).checked()  # type: ignore[arg-type]
+        Rules(**{field: value}).checked()  # type: ignore[arg-type]  # values of the wrong type, on purpose
 
 
 def test_rules_out_of_bounds_are_not_saved(engine: sqlalchemy.Engine) -> None:

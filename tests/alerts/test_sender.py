@@ -23,16 +23,7 @@ from app import db
 from app.alerts import messages, sender as sending
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.alerts.channels import CHANNELS
-from app.alerts.sender import (
-    ALERTS,
-    DELIVERIES,
-    LINGER_S,
-    PACE_BURST,
-    PACE_EVERY_S,
-    AlertSender,
-    Due,
-    Pace,
-)
+from app.alerts.sender import ALERTS, DELIVERIES, LINGER_S, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
 from app.background.leases import TTL_S, Lease
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
@@ -140,7 +131,7 @@ async def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> No
 
 
 def mail_text(message: object) -> str:
-    return message.get_body(("plain",)).get_content()  # type: ignore[attr-defined]
+    return message.get_body(("plain",)).get_content()  # type: ignore[attr-defined]  # an EmailMessage
 
 
 def deliveries(engine: sqlalchemy.Engine) -> list[tuple[int, int, float]]:

@@ -14,7 +14,7 @@ def alert(**changes: object) -> AlertItem:
         "title": "Boom", "level": "error", "environment": "", "release": "", "culprit": "", "first_seen": 0.0,
         "last_seen": 0.0, "event_count": 1, "link": "https://lookout.example.com/issues/7",
     }
-    return AlertItem(**{**fields, **changes})  # type: ignore[arg-type]
+    return AlertItem(**{**fields, **changes})  # type: ignore[arg-type]  # each field's value is of its type
 
 
 def test_clean_keeps_one_line_and_cuts_with_an_ellipsis() -> None:

@@ -30,7 +30,9 @@ def test_keep_renews_only_every_few_seconds(engine: sqlalchemy.Engine) -> None:
     lease = Lease(engine, "forwarder", "me", ttl_s=10.0, clock=lambda: now[0])
     assert lease.keep()
     with engine.connect() as connection:
-        until = lambda: connection.execute(sqlalchemy.text("select until from worker_lease")).scalar()  # noqa: E731
+        def until() -> object:
+            return connection.execute(sqlalchemy.text("select until from worker_lease")).scalar()
+
         assert until() == 1010.0
         now[0] += 1
         assert lease.keep() and until() == 1010.0  # not written again yet

@@ -11,14 +11,7 @@ import pytest
 import sqlalchemy
 
 from app.console import accounts as module
-from app.console.accounts import (
-    AccountError,
-    Accounts,
-    Viewer,
-    env_users,
-    hash_password,
-    verify_password,
-)
+from app.console.accounts import AccountError, Accounts, Viewer, env_users, hash_password, verify_password
 
 
 def test_passwords_are_hashed_with_a_salt_and_verified() -> None:
@@ -70,7 +63,7 @@ def test_sessions_last_a_week_and_end_on_sign_out(engine: sqlalchemy.Engine) -> 
         assert token not in str(list(connection.exec_driver_sql("select * from console_session")))
 
 
-def test_the_cli_adds_a_user_with_the_password_from_stdin(engine: sqlalchemy.Engine, monkeypatch) -> None:  # noqa: ANN001
+def test_the_cli_adds_a_user_with_the_password_from_stdin(engine: sqlalchemy.Engine, monkeypatch) -> None:
     from app import db
 
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
@@ -99,7 +92,7 @@ def test_failed_sign_ins_are_throttled_per_name_and_address_until_the_window_pas
     assert throttle.wait_s("name:ann") == 0
 
 
-def test_the_cli_changes_a_role_and_removes_a_user(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_the_cli_changes_a_role_and_removes_a_user(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
     from app import db
 
     monkeypatch.setattr(db, "engine", lambda url=None: engine)

@@ -18,15 +18,7 @@ import app.app  # noqa: F401 (registers every page's state)
 from app.console import state as console
 from app.console.state import ConsoleState
 from app.inbox.reading import InboxReader
-from tests.console.clients import (
-    LOOPBACK,
-    MARKER,
-    STRANGER,
-    client_state,
-    console_database,
-    run,
-    shown,
-)
+from tests.console.clients import LOOPBACK, MARKER, STRANGER, client_state, console_database, run, shown
 
 
 @pytest.fixture
@@ -120,7 +112,7 @@ def test_a_watcher_is_refused_to_a_client_elsewhere_and_runs_once_per_client(eng
             reads += 1
             await original(self)
 
-        LogsState._read = counted  # type: ignore[method-assign]
+        LogsState._read = counted  # type: ignore[method-assign]  # counts the reads, restored below
         try:
             await asyncio.gather(run(LogsState.event_handlers["watch"], state, []),
                                  run(LogsState.event_handlers["watch"], state, []))
@@ -130,7 +122,7 @@ def test_a_watcher_is_refused_to_a_client_elsewhere_and_runs_once_per_client(eng
             await run(LogsState.event_handlers["watch"], stranger, [])
             return alone, reads
         finally:
-            LogsState._read = original  # type: ignore[method-assign]
+            LogsState._read = original  # type: ignore[method-assign]  # the method as it was
 
     alone, stranger_reads = asyncio.run(two_watchers())
     assert 0 < alone <= int(console.WATCH_FOR_S / console.REFRESH_S) + 1  # one loop, not two

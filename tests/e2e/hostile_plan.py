@@ -128,9 +128,9 @@ def payloads(handler: Handler, vocabulary: Vocabulary, setters: dict[str, list[A
     for values in choices:
         combinations *= len(values)
     if combinations <= MAX_PAYLOADS:
-        return [dict(zip(names, combination)) for combination in itertools.product(*choices)]
+        return [dict(zip(names, combination, strict=True)) for combination in itertools.product(*choices)]
     longest = max(len(values) for values in choices)
-    return [{name: values[i % len(values)] for name, values in zip(names, choices)} for i in range(longest)]
+    return [{name: values[i % len(values)] for name, values in zip(names, choices, strict=True)} for i in range(longest)]
 
 
 def setter_values(state_name: str, all_handlers: Sequence[Handler], vocabulary: Vocabulary) -> dict[str, list[Any]]:

@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 import time
+from typing import Any
 
 from playwright.sync_api import Page, Route, expect
 
@@ -158,7 +159,9 @@ def test_a_client_side_navigations_on_load_is_in_the_navigations_trace(
     )
     assert load["contexts"]["trace"]["trace_id"] == trace["trace_id"]
     # navigation → Reflex's on_load_internal handler (which sends the page's on_load) → SlowState.load
-    in_trace = lambda t: t.get("platform") == "python" and t["contexts"]["trace"]["trace_id"] == trace["trace_id"]  # noqa: E731
+    def in_trace(t: dict[str, Any]) -> bool:
+        return t.get("platform") == "python" and t["contexts"]["trace"]["trace_id"] == trace["trace_id"]
+
     outbox.wait_for("transaction", lambda t: in_trace(t) and t["transaction"].endswith("on_load_internal"), after)
     backend = [t for t in outbox.items("transaction", after) if in_trace(t)]
     assert root_span(load, [navigation, *backend]) == trace["span_id"], [t["transaction"] for t in backend]
@@ -199,7 +202,9 @@ def test_an_error_during_hydration_arrives_once(app_server: AppServer, page: Pag
     page.route(app_server.url + "/try", rewrite)
     open_page(page, app_server, "/try")
     # React's production build names the error by number: #418 (text), #425, #423 (hydration failed).
-    hydration = lambda e: any(re.search(r"Hydration|error #4(18|19|23|25)\b", m) for m in messages(e))  # noqa: E731
+    def hydration(e: dict[str, Any]) -> bool:
+        return any(re.search(r"Hydration|error #4(18|19|23|25)\b", m) for m in messages(e))
+
     found = outbox.wait_for("event", hydration, after)
     assert len(found) == 1, [messages(e) for e in outbox.items("event", after)]
     [event] = found

@@ -68,7 +68,8 @@ def test_session_updates_and_discards_are_counted_on_the_home_page(app_server: A
     session comes as any SDK with a release would send it, through the tunnel.)"""
     session = {"sid": "e2e", "status": "crashed", "attrs": {"release": "shop@1", "environment": "e2e"}}
     report = {"discarded_events": [{"reason": "ratelimit_backoff", "category": "error", "quantity": 3}]}
-    body = build(str(local_dsn(app_server)), [("session", json.dumps(session).encode()), ("client_report", json.dumps(report).encode())])
+    body = build(str(local_dsn(app_server)),
+                 [("session", json.dumps(session).encode()), ("client_report", json.dumps(report).encode())])
     assert httpx.post(app_server.url + "/monitoring", content=body, headers={"Origin": app_server.url}).status_code == 200
     deadline = time.monotonic() + 15
     while True:

@@ -15,15 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from app.sourcemaps.pages import page_sources, route_module
 from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.helpers import (
-    LOG_DIR,
-    TRY_MODULE,
-    _copy_project,
-    inbox_event,
-    open_page,
-    serving,
-    tree_state,
-)
+from tests.e2e.helpers import LOG_DIR, TRY_MODULE, _copy_project, inbox_event, open_page, serving, tree_state
 
 ASSETS = ROOT / ".web" / "build" / "client" / "assets"
 
@@ -149,7 +141,8 @@ def test_the_same_error_from_two_builds_is_one_issue(
     raw_files = [{f.get("filename") for f in main_exception(s)["raw_stacktrace"]["frames"]} for s in stored]
     assert raw_files[0] != raw_files[1]  # different chunks threw ...
     assert first["issue_id"] == second["issue_id"]  # ... and it is one issue
-    throwers = [[f for f in main_exception(s)["stacktrace"]["frames"] if f.get("function") == "lookoutTry.throwLater"][0] for s in stored]
+    throwers = [[f for f in main_exception(s)["stacktrace"]["frames"] if f.get("function") == "lookoutTry.throwLater"][0]
+                for s in stored]
     assert throwers[0]["filename"] == throwers[1]["filename"]
     assert throwers[0]["lineno"] != throwers[1]["lineno"]  # the second build's module has two more lines
     assert throwers[1]["filename"] == TRY_MODULE

@@ -25,7 +25,7 @@ def test_a_budget_is_kept_even_when_every_issue_has_one_huge_event(inbox: InboxS
     evicted = InboxBudget(inbox.engine, 100_000).enforce()
     assert held_bytes(inbox) <= 100_000 and evicted["issues"] == 10 - len(titles(inbox))
     kept = titles(inbox)
-    assert kept and all(f"'flood {n}'" in title for title, n in zip(kept, range(10 - len(kept), 10)))  # the newest
+    assert kept and all(f"'flood {n}'" in title for title, n in zip(kept, range(10 - len(kept), 10), strict=True))  # the newest
     assert query(inbox, "select count(*) from inbox_event") == [(len(kept),)]
     assert query(inbox, "select count(*) from inbox_read") == query(inbox, "select count(*) from outbox")
 

@@ -47,7 +47,7 @@ def test_an_added_project_gets_the_next_id_a_random_key_and_takes_its_events(inb
         Projects(inbox.engine).add(" ")
 
 
-def test_the_cli_adds_and_lists_projects(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_the_cli_adds_and_lists_projects(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
     assert module.main(["--host", "errors.example.test", "add", "Mobile"]) == 0
     [project] = Projects(engine).all()

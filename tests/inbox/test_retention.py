@@ -13,15 +13,7 @@ from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
-from tests.factories import (
-    big_error,
-    error,
-    event_envelope,
-    held_bytes,
-    local_rows,
-    query,
-    titles,
-)
+from tests.factories import big_error, error, event_envelope, held_bytes, local_rows, query, titles
 from tests.monitoring.envelopes import build
 
 

@@ -27,12 +27,12 @@ from tests.monitoring.envelopes import build
 pytestmark = pytest.mark.anyio
 
 
-async def not_found(scope, receive, send) -> None:  # noqa: ANN001 (ASGI)
+async def not_found(scope, receive, send) -> None:  # ASGI
     await respond(send, 404, b'{"detail":"Not Found"}')
 
 
 @pytest.fixture
-async def ingest(engine: sqlalchemy.Engine, inbox: InboxStore):  # noqa: ANN201
+async def ingest(engine: sqlalchemy.Engine, inbox: InboxStore):
     tunnel = Tunnel(Settings.from_env({}), OutboxStore(engine), RateLimits(), TunnelStats())
     made = Ingest(tunnel, inbox)
     yield made
@@ -57,7 +57,8 @@ async def test_an_envelope_with_the_key_in_the_query_or_header_or_envelope_is_ke
             answer = await client.post(
                 "/api/1/envelope/", content=body,
                 params={"sentry_key": "lookout"} if how == "query" else None,
-                headers={"X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=lookout, sentry_client=x/1"} if how == "header" else {},
+                headers={"X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=lookout, sentry_client=x/1"}
+                if how == "header" else {},
             )
             assert answer.status_code == 200 and answer.json() == {"id": event["event_id"]}, answer.text
             assert answer.headers["access-control-allow-origin"] == "*"
@@ -80,7 +81,7 @@ async def test_the_store_endpoint_takes_one_json_event_even_compressed(ingest: I
     ("/api/1/envelope/", {"sentry_key": "lookout"}, b"not an envelope", 400, "not valid JSON"),
     ("/api/1/store/", {"sentry_key": "lookout"}, b"[1, 2]", 400, "must be a JSON object"),
 ], ids=["no-key", "unknown-key", "unknown-project", "not-json", "store-not-an-object"])  # the bodies hold random event ids
-async def test_refusals_say_why_and_keep_nothing(ingest: Ingest, path, params, body, status, complaint) -> None:  # noqa: ANN001
+async def test_refusals_say_why_and_keep_nothing(ingest: Ingest, path, params, body, status, complaint) -> None:
     async with http(ingest) as client:
         answer = await client.post(path, params=params, content=body)
     assert answer.status_code == status and complaint in answer.json()["detail"], answer.text

@@ -155,7 +155,7 @@ def test_an_event_is_stored_once_in_its_envelope_even_compressed(inbox: InboxSto
 DEEP_EVENT = b'{"exception": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
 
 
-async def until(condition, timeout: float = 10) -> None:  # noqa: ANN001
+async def until(condition, timeout: float = 10) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.02)
@@ -175,7 +175,8 @@ def test_a_poison_row_is_rejected_with_the_reason_and_the_next_one_is_read(inbox
 def test_a_row_with_a_number_json_has_not_is_rejected(inbox: InboxStore, engine: sqlalchemy.Engine, number: bytes) -> None:
     logs = b'{"items": [{"timestamp": %s, "level": "info", "body": "x"}]}' % number
     outbox = OutboxStore(engine)
-    outbox.add_many([local_row(build(LOCAL_DSN, [("log", logs)])), local_row(build(LOCAL_DSN, [("log", logs.replace(number, b"1.5"))]))])
+    outbox.add_many([local_row(build(LOCAL_DSN, [("log", logs)])),
+                     local_row(build(LOCAL_DSN, [("log", logs.replace(number, b"1.5"))]))])
     InboxFeeder(outbox, inbox).feed_once()
     [bad, good] = statuses(engine)
     assert bad[0] == REJECTED and ("is not a JSON value" in bad[1] or "too large for a number" in bad[1])
@@ -209,7 +210,7 @@ class FailingOnce(InboxStore):
 
     failed = False
 
-    def ingest_batch(self, batch, then=None):  # noqa: ANN001, ANN201
+    def ingest_batch(self, batch, then=None):
         if not self.failed:
             self.failed = True
             raise RuntimeError("something nobody expected")
@@ -217,7 +218,7 @@ class FailingOnce(InboxStore):
 
 
 @pytest.mark.anyio
-async def test_the_feeder_logs_an_unexpected_error_and_goes_on(inbox: InboxStore, engine: sqlalchemy.Engine, caplog) -> None:  # noqa: ANN001
+async def test_the_feeder_logs_an_unexpected_error_and_goes_on(inbox: InboxStore, engine: sqlalchemy.Engine, caplog) -> None:
     outbox = OutboxStore(engine)
     outbox.add_many([local_row(event_envelope(error("'x'")))])
     feeder = InboxFeeder(outbox, FailingOnce(engine), idle_s=0.05)

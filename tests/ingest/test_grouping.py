@@ -70,7 +70,8 @@ def browser_frame(path: str, function: str | None, in_app: bool, page: bool = Fa
     """A frame as symbolication leaves it: mapped to its original source (app/sourcemaps/symbolicate.py)."""
     data: dict[str, Any] = {"sourcemap": {"debug_id": f"{build}-id", "build_id": build, "resolved_with": "debug_id"}}
     if page:
-        data["python_page"] = {"module": "app.pages.try_errors", "function": "page", "file": "app/pages/try_errors.py", "line": 30}
+        data["python_page"] = {"module": "app.pages.try_errors", "function": "page", "file": "app/pages/try_errors.py",
+                               "line": 30}
     frame = {"filename": path, "abs_path": path, "lineno": 3, "colno": column, "in_app": in_app, "data": data}
     return frame if function is None else {**frame, "function": function}
 

@@ -151,14 +151,16 @@ def test_feedback_and_counted_items(inbox: InboxStore) -> None:
         ("session", json.dumps({"sid": "s", "status": "crashed", "attrs": {"release": "r1", "environment": "prod"}}).encode()),
         ("sessions", json.dumps({"aggregates": [{"started": "x", "exited": 3, "errored": 1}],
                                  "attrs": {"release": "r1", "environment": "prod"}}).encode()),
-        ("client_report", json.dumps({"discarded_events": [{"reason": "queue_overflow", "category": "error", "quantity": 2}]}).encode()),
+        ("client_report",
+         json.dumps({"discarded_events": [{"reason": "queue_overflow", "category": "error", "quantity": 2}]}).encode()),
     ])
     result = inbox.ingest_envelope(body)
     inbox.ingest_envelope(body)  # counts add up; feedback has no id and is kept twice
     assert (result.feedback, result.counted) == (2, 3)
     reader = InboxReader(inbox.engine)
     issue_id = reader.issues()[0][0]["id"]
-    assert [(f["name"], f["message"]) for f in reader.feedback(issue_id)][:2] == [("Bo", "same here"), ("Ann", "<b>It broke</b> when I paid")]
+    assert [(f["name"], f["message"]) for f in reader.feedback(issue_id)][:2] == [
+        ("Bo", "same here"), ("Ann", "<b>It broke</b> when I paid")]
     assert reader.counts("session") == {"r1|prod|crashed": 2, "r1|prod|exited": 6, "r1|prod|errored": 2}
     assert reader.counts("discarded") == {"error|queue_overflow": 4}
 
@@ -170,7 +172,8 @@ def test_fields_kept_in_columns_are_cut_at_relays_limits(inbox: InboxStore) -> N
                    "platform": long, "contexts": {"trace": {"trace_id": long, "span_id": long, "parent_span_id": long,
                                                             "op": long, "status": long}}}
     logs = {"items": [{"timestamp": 1.0, "level": long, "body": "b", "trace_id": long}]}
-    inbox.ingest_envelope(build(LOCAL_DSN, [("event", json.dumps(event).encode()), ("transaction", json.dumps(transaction).encode()),
+    inbox.ingest_envelope(build(LOCAL_DSN, [("event", json.dumps(event).encode()),
+                                            ("transaction", json.dumps(transaction).encode()),
                                             ("log", json.dumps(logs).encode())]))
     assert query(inbox, "select length(release), length(environment), length(platform) from inbox_event") == [(200, 64, 128)]
     assert query(inbox, "select length(name), length(trace_id), length(span_id), length(parent_span_id), length(op),"

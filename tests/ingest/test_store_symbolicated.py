@@ -25,15 +25,7 @@ from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
 from tests.environment import LOCAL_DSN
-from tests.factories import (
-    READ,
-    as_before_alerts,
-    error,
-    event_envelope,
-    local_row,
-    query,
-    statuses,
-)
+from tests.factories import READ, as_before_alerts, error, event_envelope, local_row, query, statuses
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps

@@ -112,12 +112,13 @@ def test_the_page_built_carries_the_key_in_the_database(engine: sqlalchemy.Engin
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
     monkeypatch.setattr(browser, "SETTINGS", Settings.from_env({}))
     tasks: list = []
-    browser.BrowserMonitoringPlugin().pre_compile(add_save_task=tasks.append)  # type: ignore[call-arg]
+    browser.BrowserMonitoringPlugin().pre_compile(add_save_task=tasks.append)  # type: ignore[call-arg]  # the plugin reads only add_save_task
     [task] = tasks
     files = {Path(path).relative_to(get_web_dir()).as_posix(): text for path, text in task()}
     assert files[browser.SDK_MODULE] == browser.SDK_JS.read_text()
     assert files["app/entry.client.js"] == browser.ENTRY_CLIENT_JS.read_text()
-    [line] = [line for line in files[loader.LOADER_MODULE].splitlines() if line.startswith(f"export const {loader.CONFIG_NAME} = ")]
+    declaration = f"export const {loader.CONFIG_NAME} = "
+    [line] = [line for line in files[loader.LOADER_MODULE].splitlines() if line.startswith(declaration)]
     config = json.loads(json.loads(line.split(" = ", 1)[1].rstrip(";")))
     [local] = [p for p in Projects(engine).all() if p.id == 1]
     assert config["dsn"] == f"http://{local.public_key}@localhost/1"

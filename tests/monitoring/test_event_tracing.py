@@ -78,7 +78,7 @@ def test_spans_that_are_not_events_make_no_transaction(traced) -> None:
 def test_a_failed_handler_is_reported_once_with_its_event_and_trace_and_a_toast(traced, monkeypatch) -> None:
     transport, tracer, processor = traced
     monkeypatch.setattr(event_errors, "processor", processor)
-    with pytest.raises(RuntimeError) as raised:  # noqa: PT012 (the span ends as the error leaves it)
+    with pytest.raises(RuntimeError) as raised:  # the span ends as the error leaves it
         with tracer.start_as_current_span(
             ATTRIBUTES[otel.ATTR_EVENT_NAME], context=from_browser(), attributes=ATTRIBUTES
         ) as span:

@@ -23,7 +23,7 @@ def test_concurrent_submissions_share_commits(engine: sqlalchemy.Engine, on_loop
     store = OutboxStore(engine)
     batches: list[int] = []
     add_many = store.add_many
-    store.add_many = lambda rows, connection=None: (batches.append(len(rows)), add_many(rows, connection))[1]  # type: ignore[method-assign]
+    store.add_many = lambda rows, connection=None: (batches.append(len(rows)), add_many(rows, connection))[1]  # type: ignore[method-assign]  # counts each batch
     writer = OutboxWriter(store, on_loop=on_loop)
 
     async def main() -> None:

@@ -52,7 +52,7 @@ def test_the_queue_holds_transport_queue_size_envelopes_and_counts_what_it_drops
     release = threading.Event()
 
     class SlowStore(OutboxStore):
-        def add_many(self, rows, connection=None):  # noqa: ANN001 (as OutboxStore)
+        def add_many(self, rows, connection=None):  # as OutboxStore
             release.wait(10)
             super().add_many(rows, connection)
 

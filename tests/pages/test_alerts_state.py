@@ -26,14 +26,7 @@ from app.models import Alert, AlertRules
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
 from app.settings import Dsn
-from tests.console.clients import (
-    LOOPBACK,
-    STRANGER,
-    client_state,
-    run,
-    shown,
-    signed_in,
-)
+from tests.console.clients import LOOPBACK, STRANGER, client_state, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 
 HOOK = "https://hooks.example.com/services/lookout/0123456789"

@@ -55,8 +55,8 @@ def test_sentry_mode_tells_the_console_where_the_newest_builds_maps_went(
 ) -> None:
     uploaded = f"Source maps of build {bundles.name} uploaded to Sentry at 1970-01-02 00:00:00 UTC"
     assert loaded(LOOPBACK, SENTRY_ENV, monkeypatch).sentry_maps == uploaded
-    signed_in = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000",
-                                                  "cookie": f"{COOKIE}={console.accounts().start_session(Viewer('vera', 'viewer'))}"}}
+    session = console.accounts().start_session(Viewer("vera", "viewer"))
+    signed_in = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000", "cookie": f"{COOKIE}={session}"}}
     assert loaded(signed_in, SENTRY_ENV, monkeypatch).sentry_maps == uploaded
     stranger = loaded(STRANGER, SENTRY_ENV, monkeypatch)
     assert stranger.sentry_maps == "" and stranger.destination == "o1.ingest.sentry.io"  # the page, without the console's part

@@ -20,14 +20,7 @@ from app.pages import issue
 from app.pages.issue_state import IssueState
 from app.presentation.stack import MINIFIED, ORIGINAL
 from app.settings import SETTINGS
-from tests.console.clients import (
-    LOOPBACK,
-    STRANGER,
-    client_state,
-    console_database,
-    run,
-    shown,
-)
+from tests.console.clients import LOOPBACK, STRANGER, client_state, console_database, run, shown
 from tests.monitoring.envelopes import build
 
 MARKER = f"stack-{uuid.uuid4().hex}"

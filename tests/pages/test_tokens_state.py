@@ -25,14 +25,7 @@ from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
 from app.settings import Dsn
 from app.sourcemaps.tables import TOKENS
 from app.sourcemaps.tokens import TokenRefused, Tokens
-from tests.console.clients import (
-    LOOPBACK,
-    STRANGER,
-    client_state,
-    run,
-    shown,
-    signed_in,
-)
+from tests.console.clients import LOOPBACK, STRANGER, client_state, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 
 HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 0, 2**70, 3.5, [1], {"id": 1}, "1; drop table upload_token"]

@@ -17,13 +17,14 @@ EVENT = {
 
 
 def test_breadcrumbs_tags_and_contexts() -> None:
-    assert present.breadcrumb_rows(EVENT) == [{"time": "00:00:00", "category": "http", "level": "info", "message": '{"url": "/x"}'}]
+    assert present.breadcrumb_rows(EVENT) == [
+        {"time": "00:00:00", "category": "http", "level": "info", "message": '{"url": "/x"}'}]
     assert present.tag_rows(EVENT) == [("release", "shop@2"), ("route", "/orders")]
     assert present.context_rows(EVENT) == [("os", '{"name": "Linux"}')]
 
 
 @pytest.mark.parametrize("path", SAMPLE_PATHS, ids=lambda p: str(p.relative_to(SAMPLES)))
-def test_every_sample_can_be_shown(path) -> None:  # noqa: ANN001
+def test_every_sample_can_be_shown(path) -> None:
     event = json.loads(path.read_text())
     assert all(isinstance(v, str) for row in present.breadcrumb_rows(event) for v in row.values())
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in present.tag_rows(event) + present.context_rows(event))

@@ -202,7 +202,7 @@ def test_an_event_shows_a_bounded_number_of_stack_rows() -> None:
 
 
 @pytest.mark.parametrize("path", SAMPLE_PATHS, ids=lambda p: str(p.relative_to(SAMPLES)))
-def test_every_sample_can_be_shown_in_both_views(path) -> None:  # noqa: ANN001
+def test_every_sample_can_be_shown_in_both_views(path) -> None:
     event = json.loads(path.read_text())
     for view in (ORIGINAL, MINIFIED):
         rows = stack_rows(event, view, opened=range(1000))

@@ -68,7 +68,7 @@ def figures(request: pytest.FixtureRequest) -> dict[str, object]:
     return found
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 (pytest's reporter)
+def pytest_terminal_summary(terminalreporter) -> None:  # pytest's reporter
     if not FIGURES:
         return
     terminalreporter.section("reliability figures")

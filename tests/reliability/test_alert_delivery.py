@@ -130,9 +130,10 @@ def barrier(tunnels: Tunnels, hooks: WebhookReceiver) -> None:
 
 
 def issue_id(tunnels: Tunnels, kind: str) -> int:
-    found = read_value(tunnels.env["DATABASE_URL"], "select id from inbox_issue where title like :t", t=f"%Lookout alert test: {kind}")
+    found = read_value(tunnels.env["DATABASE_URL"], "select id from inbox_issue where title like :t",
+                       t=f"%Lookout alert test: {kind}")
     assert found is not None
-    return int(found)  # type: ignore[arg-type]
+    return int(found)  # type: ignore[arg-type]  # read_value returns object; an id here
 
 
 @pytest.mark.parametrize("database_kind", ["sqlite"])
@@ -203,7 +204,7 @@ def test_a_receiver_down_for_30_s_gets_the_alert_once_it_is_back(
     hooks.down()
     post(tunnels, *(event(f"outage {word(n)}") for n in range(3)))
     deadline = time.monotonic() + 120
-    while int(read_value(tunnels.env["DATABASE_URL"], "select count(*) from alert") or 0) < 3:  # type: ignore[arg-type]
+    while int(read_value(tunnels.env["DATABASE_URL"], "select count(*) from alert") or 0) < 3:  # type: ignore[arg-type]  # a count: an int
         assert time.monotonic() < deadline
         time.sleep(0.2)
     time.sleep(30)
@@ -215,7 +216,8 @@ def test_a_receiver_down_for_30_s_gets_the_alert_once_it_is_back(
     barrier(tunnels, hooks)
     keys = [a["dedupe_key"] for a in alerts_in(hooks.received)]
     outage = [a for n in range(3) for a in titled(alerts_in(hooks.received), f"outage {word(n)}")]
-    assert len(outage) >= 3 and {a["issue"]["title"] for a in outage} == {f"CheckoutError: Lookout alert test: outage {word(n)}" for n in range(3)}
+    assert len(outage) >= 3
+    assert {a["issue"]["title"] for a in outage} == {f"CheckoutError: Lookout alert test: outage {word(n)}" for n in range(3)}
     figures.update(alerts=3, delivered=len({a["dedupe_key"] for a in outage}), lost=0, duplicates=len(keys) - len(set(keys)),
                    delivered_after_back_s=round(hooks.received[0].at - (time.time() - (time.monotonic() - back)), 1))
 
@@ -244,7 +246,7 @@ def test_a_worker_sigkilled_right_after_the_commit_delivers_after_the_restart(
         time.sleep(0.2)
     figures.update(killed_worker=killed, delivered=len(found))
     # Its delivery row goes once the answer is in (a moment after the receiver has the message).
-    while int(read_value(url, "select count(*) from alert_delivery") or 0) > 0:  # type: ignore[arg-type]
+    while int(read_value(url, "select count(*) from alert_delivery") or 0) > 0:  # type: ignore[arg-type]  # a count: an int
         assert time.monotonic() < deadline, "the delivered alert is still queued"
         time.sleep(0.1)
 

@@ -7,7 +7,8 @@ from app.sourcemaps.map_cache import MapCache, ParsedMap, Unreadable, line_lengt
 from app.sourcemaps.maps import StoredMap
 
 SOURCE = b"function a(){throw new Error('x')}\n"
-MAP = b'{"version":3,"sources":["a.js"],"sourcesContent":["function a() {\\n  throw new Error(\'x\');\\n}\\n"],"names":[],"mappings":"AAAA,aACE"}'
+MAP = (b'{"version":3,"sources":["a.js"],"sourcesContent":["function a() {\\n  throw new Error(\'x\');\\n}\\n"],'
+       b'"names":[],"mappings":"AAAA,aACE"}')
 
 
 def stored(asset_path: str = "/assets/a.js", sourcemap: bytes = MAP) -> StoredMap:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 
-import app.app  # noqa: F401 (the pages are registered on import)
+import app.app  # the pages are registered on import
 from app.pages import home, try_errors
 from app.sourcemaps import pages
 from app.sourcemaps.maps import PageSource

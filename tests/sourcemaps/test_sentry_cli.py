@@ -14,7 +14,8 @@ from app.sourcemaps.bundle import BundleFile, Manifest
 from app.sourcemaps.sentry_cli import Target, cli_sentence
 
 # As sentry-cli 3.8.0 prints them (/work/notes15/experiment/outputs, e_401.out and e_server_down.out).
-REFUSED = """  WARN    2026-11-24 15:07:52.471512985 +00:00 Unrecognized auth token format. Ensure you copied your token correctly.
+REFUSED = """  WARN    2026-11-24 15:07:52.471512985 +00:00 Unrecognized auth token format. \
+Ensure you copied your token correctly.
 error: API request failed
 
 Caused by:

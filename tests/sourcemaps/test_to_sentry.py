@@ -27,13 +27,7 @@ from tests.services import free_port
 from tests.sourcemaps import real_build
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import need_tools
-from tests.sourcemaps.second_lookout import (
-    SecondLookout,
-    frames_of,
-    second_lookout,
-    serving_second_lookout,
-    stored_event,
-)
+from tests.sourcemaps.second_lookout import SecondLookout, frames_of, second_lookout, serving_second_lookout, stored_event
 
 ORIGIN = "https://app.example.com"  # where the first Lookout's pages are served (any host: frames name it)
 

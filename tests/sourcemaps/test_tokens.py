@@ -18,14 +18,7 @@ from sqlalchemy import select
 from app import db
 from app.inbox.projects import Projects
 from app.sourcemaps.tables import TOKENS
-from app.sourcemaps.tokens import (
-    MAX_HEADER_CHARS,
-    TOUCH_EVERY_S,
-    TokenRefused,
-    TokenRow,
-    Tokens,
-    project_id_of,
-)
+from app.sourcemaps.tokens import MAX_HEADER_CHARS, TOUCH_EVERY_S, TokenRefused, TokenRow, Tokens, project_id_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
