@@ -91,6 +91,11 @@ class AlertsState(FormState, rx.State):
         if self.rules_project and (self.rules_read != self.rules_project or not self.may_change):
             await self._read_rules()
 
+    @rx.event
+    async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
+        self.rules_read = ""  # a new visit shows the rules as saved
+        return await FormState.load(self)
+
     async def _read_rules(self) -> None:
         project_id = project_of(self.rules_project)
         if project_id is None:

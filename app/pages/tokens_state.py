@@ -24,14 +24,7 @@ from app.console.form_state import FormState, choice_of, is_row_id, project_of
 from app.console.state import ago
 from app.inbox.projects import Projects
 from app.settings import SETTINGS
-from app.sourcemaps.tokens import (
-    MAX_LABEL_CHARS,
-    TokenRow,
-    Tokens,
-    day,
-    settings_text,
-    upload_url,
-)
+from app.sourcemaps.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settings_text, upload_url
 
 MAINTAINERS_ONLY = "Only a maintainer can make or revoke upload tokens."
 NO_TOKEN = "There is no such upload token."
