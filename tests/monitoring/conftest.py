@@ -76,6 +76,10 @@ def sentry_init() -> Iterator:
     """sentry_init(**options) → sentry-sdk started for this test (closed after it)."""
 
     def init(**options: object) -> None:
+        # Scopes outlive a client: what an earlier test in this process left (breadcrumbs of its
+        # requests and queries, tags) must not reach this one's events.
+        for scope in (sentry_sdk.get_global_scope(), sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope()):
+            scope.clear()
         sentry_sdk.init(**options)
 
     yield init
