@@ -14,16 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.settings_parse import (
-    Dsn,
-    SettingsError,
-    log_level,
-    positive_int,
-    public_url,
-    switch,
-    whole_number,
-    words,
-)
+from app.settings_parse import Dsn, SettingsError, log_level, positive_int, public_url, switch, whole_number, words
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
 # The embedded inbox's project when LOOKOUT_LOCAL_DSN is not set: its DSN is

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import ssl
@@ -163,7 +164,7 @@ class AlertSender:
                 continue  # what is due waits for the next token, and goes out then as one digest
             task = asyncio.create_task(self._send(channel), name=f"lookout-alert-channel-{channel.id}")
             self._sending[channel.id] = task
-            task.add_done_callback(lambda done, channel_id=channel.id: self._sent(channel_id, done))
+            task.add_done_callback(functools.partial(self._sent, channel.id))
             started.append(task)
         return started
 

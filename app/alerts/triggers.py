@@ -25,17 +25,7 @@ from __future__ import annotations
 import uuid
 
 import sqlalchemy
-from sqlalchemy import (
-    bindparam,
-    delete,
-    exists,
-    func,
-    insert,
-    literal_column,
-    or_,
-    select,
-)
-from sqlalchemy.orm import aliased
+from sqlalchemy import bindparam, delete, exists, func, insert, literal_column, or_, select
 
 from app.alerts import rules as alert_rules
 from app.alerts.rules import Rules
@@ -44,7 +34,6 @@ from app.inbox import states
 from app.inbox.tables import EVENTS, ISSUES
 from app.ingest.fields import cut
 from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
-from app.models import Alert
 
 # What an event counted into an existing issue did (`outcome`); NEW: it started one.
 NEW, REGRESSION, COUNTED, SILENCED = "new", "regression", "counted", "silenced"
@@ -143,14 +132,14 @@ def prune(connection: sqlalchemy.Connection, now: float) -> int:
     KEEP_S ago; how many. The newest of an issue's alerts of one rule stays, for the quiet check,
     until no quiet period or spike window (a week at most: app/alerts/rules.py) can reach back to
     it from a week ago either. Alerts are no foreign keys: they outlive their issues' eviction."""
-    newer = aliased(Alert)
+    newer = ALERTS.alias("newer")
     longest = alert_rules.LONGEST_LOOK_BACK_MINUTES * MINUTE
     old = select(ALERTS.c.id).where(
         ALERTS.c.fanned_out.is_(True), ALERTS.c.created_at < now - KEEP_S,
         ALERTS.c.id.not_in(select(DELIVERIES.c.alert_id)),
         or_(ALERTS.c.created_at < now - KEEP_S - longest,
-            exists().where(newer.issue_id == ALERTS.c.issue_id, newer.rule == ALERTS.c.rule,
-                           newer.created_at > ALERTS.c.created_at)),
+            exists().where(newer.c.issue_id == ALERTS.c.issue_id, newer.c.rule == ALERTS.c.rule,
+                           newer.c.created_at > ALERTS.c.created_at)),
     ).order_by(ALERTS.c.id).limit(PRUNE_BATCH)
     ids = connection.execute(old).scalars().all()
     if ids:

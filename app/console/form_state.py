@@ -59,7 +59,7 @@ class FormState(ConsoleState, mixin=True):
     @rx.event
     async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
         self._forget()
-        return await ConsoleState.load(self)
+        return await ConsoleState.load(self)  # type: ignore[operator]  # a mixin's handler stays its plain function
 
     def _begin_change(self) -> Viewer | None:
         """Start a change: the last change's messages go; the maintainer, or None with the refusal in

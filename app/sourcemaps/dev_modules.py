@@ -135,7 +135,8 @@ class DevModules:
                 for chunk in answer.iter_bytes():
                     body += chunk
                     if len(body) > self._max_bytes:
-                        return self._too_big(url)
+                        self._too_big(url)
+                        return None
                     if self._clock() > deadline:
                         log.warning("Dev module %s: not read within %.1f s; left unmapped.", url, self._deadline_s)
                         return None
