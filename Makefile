@@ -69,16 +69,21 @@ test-deps:
 UNIT_WORKERS ?= 4
 UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e
 E2E  := $(PY) -m pytest -n 2 --dist loadgroup tests/e2e
-E2E_OUTPUT := tests/e2e/logs/pytest.out
+# Where `make test` keeps what ran beside the unit tests (git-ignored).
+OUTPUT := tests/e2e/logs
 
-test: setup test-deps lint
-	@mkdir -p $(dir $(E2E_OUTPUT))
-	@start=$$(date +%s); \
-	$(E2E) >$(E2E_OUTPUT) 2>&1 & e2e=$$!; \
-	$(UNIT); unit=$$?; echo "unit tests: exit $$unit after $$(( $$(date +%s) - start )) s"; \
-	wait $$e2e; e2e=$$?; echo "=== browser tests (tests/e2e) ==="; cat $(E2E_OUTPUT); \
-	echo "unit tests: exit $$unit; browser tests: exit $$e2e after $$(( $$(date +%s) - start )) s"; \
-	test $$unit -eq 0 -a $$e2e -eq 0
+# Lint, the browser tests and the unit tests at once; lint's and the browser tests' output is printed
+# once the unit tests are done, and each part's exit status and time at the end.
+test: setup test-deps
+	@mkdir -p $(OUTPUT)
+	@start=$$(date +%s); elapsed() { echo "$$(( $$(date +%s) - start )) s"; }; \
+	$(MAKE) --no-print-directory lint >$(OUTPUT)/lint.out 2>&1 & lint=$$!; \
+	$(E2E) >$(OUTPUT)/e2e.out 2>&1 & e2e=$$!; \
+	$(UNIT); unit=$$?; unit_s=$$(elapsed); \
+	wait $$lint; lint=$$?; echo "=== lint ==="; cat $(OUTPUT)/lint.out; \
+	wait $$e2e; e2e=$$?; echo "=== browser tests (tests/e2e) ==="; cat $(OUTPUT)/e2e.out; \
+	echo "lint: exit $$lint; unit tests: exit $$unit after $$unit_s; browser tests: exit $$e2e after $$(elapsed)"; \
+	test $$lint -eq 0 -a $$unit -eq 0 -a $$e2e -eq 0
 
 unit: setup
 	$(UNIT)

@@ -1,7 +1,10 @@
 """Shared test set-up: tests run in local mode, whatever the developer's shell holds; the storage
 tests run on SQLite and on a real PostgreSQL (tests/services.py), through `database_url`."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 # Settings are read once at import, so this must happen before `app` is imported.
 os.environ["SENTRY_DSN"] = ""
@@ -16,6 +19,14 @@ import sqlalchemy
 from app.settings import SETTINGS, Dsn
 from tests import netns, services
 from tests.environment import IN_CI, LOCAL_DSN
+
+# Reflex keeps page states on disk in .states/ of the working directory, and each app or state
+# manager that starts purges the expired files it lists there: test processes running side by side
+# (`make test`) and the apps they start each get a folder of their own, or one deletes a file
+# another is reading.
+_STATES = tempfile.mkdtemp(prefix="lookout-test-states-")
+atexit.register(shutil.rmtree, _STATES, ignore_errors=True)
+os.environ["REFLEX_STATES_WORKDIR"] = _STATES
 
 # engine, inbox; first_build, second_build (the source-map tests' two builds of one small app)
 pytest_plugins = ["tests.databases", "tests.sourcemaps.reflex_like_build"]
