@@ -26,7 +26,7 @@ from app.alerts.alert import WEBHOOK_KINDS, cut_error
 from app.alerts.channels import SECRET_MAX, channel_problem
 from app.alerts.tables import CHANNELS, DELIVERIES
 from app.inbox.tables import PROJECTS
-from app.ingest.fields import UNSTORABLE
+from app.protocol.fields import UNSTORABLE
 
 TARGET_MAX = 2048  # characters of a webhook URL or an address (a longer one is refused, never cut)
 MAX_CHANNELS = 100  # channels made in the console; the environment's come on top

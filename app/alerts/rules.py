@@ -23,8 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.alerts.tables import RULES
-from app.ingest.fields import whole
 from app.models import AlertRules
+from app.protocol.fields import whole
 
 TABLE = RULES
 # Each number's bounds: a spike of 1..1,000,000 events within a minute..a day; quiet up to a week.

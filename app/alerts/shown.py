@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from urllib.parse import quote, urlsplit
 
 from app.alerts.alert import AlertItem
-from app.ingest.fields import LATEST, UNSTORABLE
+from app.protocol.fields import LATEST, UNSTORABLE
 
 # The most characters of each field a message shows (an ellipsis ends a cut one). Chat messages
 # escape them, and then show at most as many UTF-16 code units (what the services count).

@@ -16,7 +16,7 @@ import reflex as rx
 
 from app.console.accounts import Viewer
 from app.console.state import ConsoleState, bounded, one_of
-from app.ingest.fields import whole
+from app.protocol.fields import whole
 
 T = TypeVar("T")
 MAX_ROW_ID = 2**63  # a row id the database can hold

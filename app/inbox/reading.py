@@ -3,7 +3,7 @@
 
 An event is read back as the SDK sent it: from its own row, or from its envelope's outbox row
 (`kept_events`). Whatever is stored is read with the same strictness as at ingest
-(app/ingest/payloads.py), and one that cannot be read is that event's problem only (None, logged),
+(app/protocol/payloads.py), and one that cannot be read is that event's problem only (None, logged),
 never the page's: the database may hold rows from before a limit, or edited by hand.
 """
 
@@ -20,10 +20,9 @@ from sqlalchemy import select
 from app.inbox import states
 from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
 from app.inbox.tags import tag_rows
-from app.ingest import payloads
-from app.ingest.fields import seconds
 from app.monitoring.outbox import TABLE as OUTBOX
-from app.protocol import encodings, envelope
+from app.protocol import encodings, envelope, payloads
+from app.protocol.fields import seconds
 
 logger = logging.getLogger(__name__)
 # What an outbox row that cannot be read back raises.

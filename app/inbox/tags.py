@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.ingest.fields import text
+from app.protocol.fields import text
 
 MAX_TEXT = 2000
 MAX_PAIRS = 200  # tags, contexts

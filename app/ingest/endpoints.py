@@ -22,12 +22,11 @@ import uuid
 
 import anyio.to_thread
 
-from app.ingest import payloads
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.monitoring.intake import unreadable
 from app.monitoring.tunnel import Tunnel
-from app.protocol import auth, encodings, envelope
+from app.protocol import auth, encodings, envelope, payloads
 from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
 from app.protocol.ratelimits import category_of
 from app.settings import Dsn, SettingsError
@@ -137,7 +136,7 @@ class Ingest:
 
 def _json_event(body: bytes) -> dict[str, object]:
     """The event of a /store/ body: a JSON object, read as the inbox reads every payload
-    (app/ingest/payloads.py: not too deep, no NaN, Infinity or 1e999)."""
+    (app/protocol/payloads.py: not too deep, no NaN, Infinity or 1e999)."""
     try:
         event = payloads.loads(body)
     except payloads.UnreadablePayload as exc:

@@ -14,8 +14,8 @@ from app import db
 from app.alerts import triggers
 from app.inbox import states
 from app.inbox.tables import EVENTS, ISSUES
-from app.ingest.fields import cut, seconds
 from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
+from app.protocol.fields import cut, seconds
 
 # Fields kept in columns, cut at Relay's limits (relay-event-schema `MaxChars`), as grouping does:
 # they are listed, filtered on and shown. A release or transaction name: 200; an environment: 64;

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.ingest.fields import cut
+from app.protocol.fields import cut
 
 TITLE_LENGTH = 200
 MESSAGE_LENGTH = 8192  # a message, an exception value, a fingerprint part (Relay's MaxChars::Message)

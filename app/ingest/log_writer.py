@@ -12,8 +12,8 @@ from sqlalchemy import insert, update
 
 from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 from app.ingest.event_writer import ID_LENGTH
-from app.ingest.fields import cut, listed, mapping, seconds, text, whole
 from app.ingest.grouping import LEVEL_LENGTH
+from app.protocol.fields import cut, listed, mapping, seconds, text, whole
 
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 

@@ -26,7 +26,6 @@ from sqlalchemy import insert, select
 from app.inbox import eviction, states
 from app.inbox.projects import LOCAL_PROJECT_ID
 from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
-from app.ingest import payloads
 from app.ingest.event_writer import write_event
 from app.ingest.incoming import (
     COUNTED_ITEM_TYPES,
@@ -40,7 +39,7 @@ from app.ingest.incoming import (
 )
 from app.ingest.log_writer import write_counts, write_feedback, write_logs
 from app.ingest.trace_writer import write_transaction
-from app.protocol import encodings, envelope
+from app.protocol import encodings, envelope, payloads
 from app.settings import Dsn
 from app.sourcemaps.symbolicate import Symbolicator
 
@@ -143,7 +142,7 @@ class InboxStore:
             if item.type not in READ_ITEM_TYPES:
                 items.append((item.type, {}, None))
                 continue
-            payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/ingest/payloads.py)
+            payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
             kept_as: int | str | None = None
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload

@@ -11,8 +11,8 @@ from sqlalchemy import bindparam, insert, select
 
 from app.inbox.tables import TRANSACTIONS
 from app.ingest.event_writer import ID_LENGTH, NAME_LENGTH, event_id_of, stored
-from app.ingest.fields import cut, listed, mapping, seconds
 from app.ingest.grouping import LEVEL_LENGTH
+from app.protocol.fields import cut, listed, mapping, seconds
 
 STORED_TRANSACTION = select(TRANSACTIONS.c.id).where(
     TRANSACTIONS.c.project_id == bindparam("project_id"), TRANSACTIONS.c.event_id == bindparam("event_id"))

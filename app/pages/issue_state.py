@@ -12,9 +12,9 @@ import reflex as rx
 from app import db, routes
 from app.console.state import ConsoleState, ago, inbox_reader, one_of
 from app.inbox import states
-from app.ingest.fields import whole
 from app.ingest.store import InboxStore
 from app.presentation import event as present, stack as present_stack
+from app.protocol.fields import whole
 
 
 def issue_number(text: object) -> int:

@@ -13,8 +13,8 @@ from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.console.state import ConsoleState, ago, bounded, inbox_reader, one_of
 from app.inbox.reading import InboxReader
-from app.ingest.fields import whole
 from app.presentation.event import sparkline
+from app.protocol.fields import whole
 
 TITLE = "Issues · Lookout"
 PAGE_SIZE = 25

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.inbox.tags import MAX_PAIRS, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
-from app.ingest.fields import seconds
+from app.protocol.fields import seconds
 
 # Rows sent to a page at most: an event or trace may hold far more (100,000 breadcrumbs fit in a
 # 1 MiB item), and every row travels over the websocket and is rendered. The last row says how

@@ -19,9 +19,9 @@ import itertools
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from app.ingest.fields import text, whole
 from app.ingest.grouping import exceptions, frames
 from app.presentation.event import display
+from app.protocol.fields import text, whole
 
 ORIGINAL, MINIFIED = "original", "minified"
 VIEWS = (ORIGINAL, MINIFIED)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.ingest.payloads import UnreadablePayload, load_object
+from app.protocol.payloads import UnreadablePayload, load_object
 from app.sourcemaps.bundle import MAX_FILE_BYTES
 from app.sourcemaps.maps import normal_debug_id
 

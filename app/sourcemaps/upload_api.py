@@ -37,8 +37,8 @@ from starlette.routing import Route
 
 from app.console import access
 from app.inbox.api import error
-from app.ingest.payloads import UnreadablePayload, load_object
 from app.protocol.asgi import ClientGone, Refused, read_body
+from app.protocol.payloads import UnreadablePayload, load_object
 from app.settings import MIB, SETTINGS, Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunk_upload import boundary_of, read_chunks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ingest.fields import seconds, text
+from app.protocol.fields import seconds, text
 
 
 @pytest.mark.parametrize(("value", "expected"), [
