@@ -3,6 +3,9 @@ did, and the read-only notice a viewer sees (the state's side: app/console/form_
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import reflex as rx
 
 from app.console.form_state import FormState
@@ -29,4 +32,16 @@ def outcome(state: type[FormState], error_id: str, notice_id: str) -> rx.Compone
     return rx.fragment(
         rx.cond(state.error != "", rx.callout(state.error, color_scheme="orange", id=error_id)),
         rx.cond(state.notice != "", rx.callout(state.notice, color_scheme="green", id=notice_id)),
+    )
+
+
+def rows_table(state: type[FormState], headers: list[str], rows: rx.Var, row_view: Callable[[Any], rx.Component],
+               element_id: str) -> rx.Component:
+    """A table of `rows` shown by `row_view`, with one more column (the row's actions) for a client
+    that may change them."""
+    return rx.table.root(
+        rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in headers],
+                                     rx.cond(state.may_change, rx.table.column_header_cell("")))),
+        rx.table.body(rx.foreach(rows, row_view)),
+        width="100%", id=element_id,
     )

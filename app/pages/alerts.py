@@ -12,7 +12,7 @@ from __future__ import annotations
 import reflex as rx
 
 from app.alerts.alert import KINDS
-from app.components.forms import native_select, outcome, read_only
+from app.components.forms import native_select, outcome, read_only, rows_table
 from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.pages.alerts_state import AlertsState
@@ -54,12 +54,7 @@ def channel_row_view(row: rx.Var[dict[str, str]]) -> rx.Component:
 
 def channels_table() -> rx.Component:
     headers = ["Kind", "Target", "Project", "Origin", "On", "Last delivery", "Last error"]
-    return rx.table.root(
-        rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in headers],
-                                     rx.cond(AlertsState.may_change, rx.table.column_header_cell("")))),
-        rx.table.body(rx.foreach(AlertsState.channels, channel_row_view)),
-        width="100%", id="alerts-channels",
-    )
+    return rows_table(AlertsState, headers, AlertsState.channels, channel_row_view, "alerts-channels")
 
 
 def add_channel_form() -> rx.Component:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from app.components.forms import native_select, outcome, read_only
+from app.components.forms import native_select, outcome, read_only, rows_table
 from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.pages.tokens_state import TokensState
@@ -36,12 +36,7 @@ def token_row_view(row: rx.Var[dict[str, str]]) -> rx.Component:
 
 
 def tokens_table() -> rx.Component:
-    return rx.table.root(
-        rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in HEADERS],
-                                     rx.cond(TokensState.may_change, rx.table.column_header_cell("")))),
-        rx.table.body(rx.foreach(TokensState.tokens, token_row_view)),
-        width="100%", id="upload-tokens",
-    )
+    return rows_table(TokensState, HEADERS, TokensState.tokens, token_row_view, "upload-tokens")
 
 
 def create_form() -> rx.Component:
