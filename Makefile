@@ -61,40 +61,32 @@ test-deps:
 	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
-# The unit tests run in UNIT_WORKERS processes (pytest-xdist; `worksteal`: an idle process takes tests
-# from a busy one). Most of their time is waiting (servers down, retries, receivers), so more processes
-# than cores pays. The browser tests run beside them in two processes of their own (`loadgroup`): the
-# hostile-client tests with an app built in a copy of the project, all others in order with the app
-# built here in .web/ (tests/e2e/conftest.py); their output is printed once both are done.
+# `make test` runs four things at once (tests/side_by_side.sh): lint; the browser tests in two
+# processes, the hostile-client tests (with an app built in a copy of the project) and all the others
+# (in order, sharing the app built here in .web/); and the unit tests, in UNIT_WORKERS processes
+# (pytest-xdist; `worksteal`: an idle process takes tests from a busy one). Most of the unit tests'
+# time is waiting (servers down, retries, receivers), so more processes than cores pays.
 UNIT_WORKERS ?= 4
 UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e
-E2E  := $(PY) -m pytest -n 2 --dist loadgroup tests/e2e
-# Where `make test` keeps what ran beside the unit tests (git-ignored).
+HOSTILE := tests/e2e/test_hostile_clients.py
+E2E := $(PY) -m pytest tests/e2e --ignore=$(HOSTILE)
+E2E_HOSTILE := $(PY) -m pytest $(HOSTILE)
+# Lint (ruff, with import order) and types (mypy), both configured in pyproject.toml.
+LINT := $(VENV)/bin/ruff check && $(VENV)/bin/mypy
+# Where what ran beside the unit tests writes its output (git-ignored).
 OUTPUT := tests/e2e/logs
 
-# Lint, the browser tests and the unit tests at once; lint's and the browser tests' output is printed
-# once the unit tests are done, and each part's exit status and time at the end.
 test: setup test-deps
-	@mkdir -p $(OUTPUT)
-	@start=$$(date +%s); elapsed() { echo "$$(( $$(date +%s) - start )) s"; }; \
-	$(MAKE) --no-print-directory lint >$(OUTPUT)/lint.out 2>&1 & lint=$$!; \
-	$(E2E) >$(OUTPUT)/e2e.out 2>&1 & e2e=$$!; \
-	$(UNIT); unit=$$?; unit_s=$$(elapsed); \
-	wait $$lint; lint=$$?; echo "=== lint ==="; cat $(OUTPUT)/lint.out; \
-	wait $$e2e; e2e=$$?; echo "=== browser tests (tests/e2e) ==="; cat $(OUTPUT)/e2e.out; \
-	echo "lint: exit $$lint; unit tests: exit $$unit after $$unit_s; browser tests: exit $$e2e after $$(elapsed)"; \
-	test $$lint -eq 0 -a $$unit -eq 0 -a $$e2e -eq 0
+	@bash tests/side_by_side.sh $(OUTPUT) "lint=$(LINT)" "browser=$(E2E)" "hostile=$(E2E_HOSTILE)" "unit=$(UNIT)"
 
 unit: setup
 	$(UNIT)
 
 e2e: setup test-deps
-	$(E2E)
+	@bash tests/side_by_side.sh $(OUTPUT) "hostile=$(E2E_HOSTILE)" "browser=$(E2E)"
 
-# Lint (ruff, with import order) and types (mypy), both configured in pyproject.toml.
 lint: setup
-	$(VENV)/bin/ruff check
-	$(VENV)/bin/mypy
+	$(LINT)
 
 clean:
 	rm -rf $(VENV) .tools .web .states .data

@@ -28,16 +28,6 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     yield from started_app(request, tmp_path_factory.mktemp("db") / E2E_DATABASE, "app")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`make e2e` runs the browser tests in two processes (pytest-xdist's `--dist loadgroup`): the
-    hostile-client tests (group `hostile`, with an app of their own built in a copy of the project)
-    beside all the others (group `app`, in this order, sharing the app built here, in .web/)."""
-    for item in items:
-        if "/e2e/" in str(item.path) and not any(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group("app"))
-
-
 @pytest.fixture
 def outbox(app_server: AppServer) -> Outbox:
     """What the app's tunnel stored (local mode: every accepted envelope)."""

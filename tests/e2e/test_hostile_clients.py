@@ -32,10 +32,6 @@ from tests.e2e.hostile_transcript import Transcript
 from tests.monitoring.envelopes import assemble
 from tests.netns import Namespace
 
-# These tests run in a process of their own, beside the other browser tests (`make e2e`; the
-# `pytest_collection_modifyitems` of tests/e2e/conftest.py), against an app of their own.
-pytestmark = pytest.mark.xdist_group("hostile")
-
 EVIL = "https://evil.example"
 CLIENT_TIMEOUT_S = 900
 
@@ -43,7 +39,8 @@ CLIENT_TIMEOUT_S = 900
 @pytest.fixture(scope="module")
 def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """The app built in a copy of the project (its front end installed there from scratch), so that
-    these tests can run beside the others, which share the app built in the project's own .web/."""
+    these tests can run in a process of their own (`make test`, `make e2e`) beside the other browser
+    tests, which share the app built in the project's own .web/."""
     root = tmp_path_factory.mktemp("hostile") / "lookout"
     _copy_project(root, front_end=False)
     yield from started_app(request, tmp_path_factory.mktemp("db") / "hostile.db", "hostile-app", root)
