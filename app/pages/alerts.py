@@ -15,40 +15,41 @@ from app.alerts.alert import KINDS
 from app.components.forms import native_select, outcome, read_only, rows_table
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.pages.alerts_state import AlertsState
+from app.pages.alerts_state import AlertsState, ChannelRow
 
 TITLE = "Alerts · Lookout"
 
 
-def channel_actions(row: rx.Var[dict[str, str]]) -> rx.Component:
+def channel_actions(row: rx.Var[ChannelRow]) -> rx.Component:
     """A maintainer's controls for one channel (an environment channel cannot be removed here)."""
+    shown_id = row.id.to_string()
     return rx.hstack(
-        rx.switch(checked=row["enabled"] == "on", id="channel-toggle-" + row["id"],
-                  on_change=lambda on: AlertsState.toggle_channel(row["id"].to(int), on)),
-        rx.button("Send a test alert", on_click=AlertsState.send_test(row["id"].to(int)), size="1", variant="soft",
-                  id="channel-test-" + row["id"]),
-        rx.cond(row["origin"] == "console", rx.button(
-            "Remove", on_click=AlertsState.remove_channel(row["id"].to(int)), size="1", color_scheme="red",
-            variant="soft", id="channel-remove-" + row["id"])),
+        rx.switch(checked=row.enabled, id="channel-toggle-" + shown_id,
+                  on_change=lambda on: AlertsState.toggle_channel(row.id, on)),
+        rx.button("Send a test alert", on_click=AlertsState.send_test(row.id), size="1", variant="soft",
+                  id="channel-test-" + shown_id),
+        rx.cond(~row.from_environment, rx.button(
+            "Remove", on_click=AlertsState.remove_channel(row.id), size="1", color_scheme="red",
+            variant="soft", id="channel-remove-" + shown_id)),
         align="center", spacing="2",
     )
 
 
-def channel_row_view(row: rx.Var[dict[str, str]]) -> rx.Component:
+def channel_row_view(row: rx.Var[ChannelRow]) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(row["kind"]),
-        rx.table.cell(rx.text(row["target"], class_name="channel-target"),
-                      rx.cond(row["secret"] != "", rx.text("secret: ", row["secret"], size="1", color_scheme="gray"))),
-        rx.table.cell(row["project"]),
-        rx.table.cell(row["origin"]),
-        rx.table.cell(row["enabled"], class_name="channel-enabled"),
-        rx.table.cell(row["last_delivery"], class_name="channel-last-delivery"),
-        rx.table.cell(rx.cond(row["last_error"] != "", rx.vstack(
-            rx.text(row["last_error"], size="1", color_scheme="red", class_name="channel-last-error"),
-            rx.text(row["last_error_when"], size="1", color_scheme="gray"), spacing="0",
+        rx.table.cell(row.kind),
+        rx.table.cell(rx.text(row.target, class_name="channel-target"),
+                      rx.cond(row.secret != "", rx.text("secret: ", row.secret, size="1", color_scheme="gray"))),
+        rx.table.cell(row.project),
+        rx.table.cell(rx.cond(row.from_environment, "environment", "console")),
+        rx.table.cell(rx.cond(row.enabled, "on", "off"), class_name="channel-enabled"),
+        rx.table.cell(row.last_delivery, class_name="channel-last-delivery"),
+        rx.table.cell(rx.cond(row.last_error != "", rx.vstack(
+            rx.text(row.last_error, size="1", color_scheme="red", class_name="channel-last-error"),
+            rx.text(row.last_error_when, size="1", color_scheme="gray"), spacing="0",
         ))),
         rx.cond(AlertsState.may_change, rx.table.cell(channel_actions(row))),
-        id="alert-channel-" + row["id"], class_name="alert-channel",
+        id="alert-channel-" + row.id.to_string(), class_name="alert-channel",
     )
 
 

@@ -8,6 +8,7 @@ sentence in `error`."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -32,17 +33,32 @@ MAINTAINERS_ONLY = "Only a maintainer can change alerts."
 T = TypeVar("T")
 
 
-def channel_row(view: configure.ChannelView, names: dict[int, str], now: float) -> dict[str, str]:
+@dataclasses.dataclass(frozen=True)
+class ChannelRow:
+    """One channel as the page shows it (masked: app/alerts/configure.py); the page words the two
+    flags ("on"/"off", "environment"/"console") and offers Remove only for a console channel."""
+
+    id: int
+    kind: str
+    target: str
+    secret: str  # a json channel's: "set" or "none" ("" for the other kinds)
+    project: str  # EVERY, or one of the page's projects
+    from_environment: bool  # configured in the environment: not removable here
+    enabled: bool
+    last_delivery: str  # "never", or how long ago
+    last_error: str
+    last_error_when: str  # how long ago ("" when there is no error)
+
+
+def channel_row(view: configure.ChannelView, names: dict[int, str], now: float) -> ChannelRow:
     scope = EVERY if view.project_id is None else choice_of(view.project_id, names.get(view.project_id, "(gone)"))
-    return {
-        "id": str(view.id), "kind": view.kind, "target": view.target,
-        "secret": view.secret if view.kind == "json" else "",
-        "project": scope, "origin": "environment" if view.origin == "env" else "console",
-        "enabled": "on" if view.enabled else "off",
-        "last_delivery": "never" if view.last_delivery_at is None else ago(view.last_delivery_at, now),
-        "last_error": view.last_error,
-        "last_error_when": "" if view.last_error_at is None else ago(view.last_error_at, now),
-    }
+    return ChannelRow(
+        id=view.id, kind=view.kind, target=view.target, secret=view.secret if view.kind == "json" else "",
+        project=scope, from_environment=view.origin == "env", enabled=view.enabled,
+        last_delivery="never" if view.last_delivery_at is None else ago(view.last_delivery_at, now),
+        last_error=view.last_error,
+        last_error_when="" if view.last_error_at is None else ago(view.last_error_at, now),
+    )
 
 
 def in_transaction(work: Callable[[sqlalchemy.Connection], T]) -> Callable[[], T]:
@@ -55,7 +71,7 @@ def in_transaction(work: Callable[[sqlalchemy.Connection], T]) -> Callable[[], T
 class AlertsState(FormState, rx.State):
     live_route = routes.ALERTS
     maintainers_only = MAINTAINERS_ONLY
-    channels: list[dict[str, str]] = []
+    channels: list[ChannelRow] = []
     scopes: list[str] = [EVERY]  # a channel's: EVERY, or one of `projects`
     # The new channel, as typed.
     kind: str = "email"

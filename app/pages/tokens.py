@@ -13,25 +13,26 @@ import reflex as rx
 from app.components.forms import native_select, outcome, read_only, rows_table
 from app.components.layout import layout
 from app.components.refused import unless_refused
-from app.pages.tokens_state import TokensState
+from app.pages.tokens_state import TokensState, UploadTokenRow
 
 TITLE = "Upload tokens · Lookout"
 HEADERS = ["Label", "Project", "Token", "Created", "Created by", "Last used", "Revoked"]
 
 
-def token_row_view(row: rx.Var[dict[str, str]]) -> rx.Component:
+def token_row_view(row: rx.Var[UploadTokenRow]) -> rx.Component:
+    shown_id = row.id.to_string()
     return rx.table.row(
-        rx.table.cell(row["label"]),
-        rx.table.cell(row["project"]),
-        rx.table.cell(rx.code(row["prefix"])),
-        rx.table.cell(row["created"]),
-        rx.table.cell(row["created_by"]),
-        rx.table.cell(row["last_used"], class_name="token-last-used"),
-        rx.table.cell(row["revoked"], class_name="token-revoked"),
-        rx.cond(TokensState.may_change, rx.table.cell(rx.cond(row["revoked"] == "", rx.button(
-            "Revoke", on_click=TokensState.revoke(row["id"].to(int)), size="1", color_scheme="red", variant="soft",
-            id="token-revoke-" + row["id"])))),
-        id="upload-token-" + row["id"], class_name="upload-token",
+        rx.table.cell(row.label),
+        rx.table.cell(row.project),
+        rx.table.cell(rx.code(row.prefix)),
+        rx.table.cell(row.created),
+        rx.table.cell(row.created_by),
+        rx.table.cell(row.last_used, class_name="token-last-used"),
+        rx.table.cell(row.revoked_on, class_name="token-revoked"),
+        rx.cond(TokensState.may_change, rx.table.cell(rx.cond(~row.revoked, rx.button(
+            "Revoke", on_click=TokensState.revoke(row.id), size="1", color_scheme="red", variant="soft",
+            id="token-revoke-" + shown_id)))),
+        id="upload-token-" + shown_id, class_name="upload-token",
     )
 
 

@@ -13,6 +13,7 @@ left open). It is never logged."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 
 import anyio.to_thread
@@ -31,20 +32,37 @@ NO_TOKEN = "There is no such upload token."
 SHOWN_FOR_S = 600.0  # a new token's secret stays in the state at most this long
 
 
-def token_row(token: TokenRow, names: dict[int, str], now: float) -> dict[str, str]:
-    return {
-        "id": str(token.id), "label": token.label,
-        "project": choice_of(token.project_id, names.get(token.project_id, "(gone)")),
-        "prefix": token.prefix + "…", "created": day(token.created_at), "created_by": token.created_by,
-        "last_used": "never" if token.last_used_at is None else ago(token.last_used_at, now),
-        "revoked": "" if token.revoked_at is None else day(token.revoked_at),
-    }
+@dataclasses.dataclass(frozen=True)
+class UploadTokenRow:
+    """One upload token as the page shows it (its first 8 characters only); Revoke is offered
+    while it is not revoked."""
+
+    id: int
+    label: str
+    project: str  # one of the page's projects, or "N · (gone)"
+    prefix: str  # the first 8 characters and "…"
+    created: str  # the day made
+    created_by: str
+    last_used: str  # "never", or how long ago
+    revoked: bool
+    revoked_on: str  # the day revoked ("" while not revoked)
+
+
+def token_row(token: TokenRow, names: dict[int, str], now: float) -> UploadTokenRow:
+    return UploadTokenRow(
+        id=token.id, label=token.label,
+        project=choice_of(token.project_id, names.get(token.project_id, "(gone)")),
+        prefix=token.prefix + "…", created=day(token.created_at), created_by=token.created_by,
+        last_used="never" if token.last_used_at is None else ago(token.last_used_at, now),
+        revoked=token.revoked_at is not None,
+        revoked_on="" if token.revoked_at is None else day(token.revoked_at),
+    )
 
 
 class TokensState(FormState, rx.State):
     live_route = routes.TOKENS
     maintainers_only = MAINTAINERS_ONLY
-    tokens: list[dict[str, str]] = []
+    tokens: list[UploadTokenRow] = []
     # The new token, as picked and typed.
     project: str = ""
     label: str = ""

@@ -101,9 +101,9 @@ def test_a_viewer_sees_the_channels_masked_and_read_only_and_changes_nothing(eng
     before = everything(engine)
     state = opened(signed_in(engine, "vera", "viewer"))
     assert (state.refused, state.viewer, state.read, state.may_change) == ("", "vera (viewer)", True, False)
-    assert [(c["kind"], c["target"], c["secret"], c["origin"], c["enabled"], c["last_delivery"]) for c in state.channels] == [
-        ("json", "https://hooks.example.com/…6789", "set", "console", "on", "never"),
-        ("email", "ops@example.com", "", "environment", "on", "never"),
+    assert [(c.kind, c.target, c.secret, c.from_environment, c.enabled, c.last_delivery) for c in state.channels] == [
+        ("json", "https://hooks.example.com/…6789", "set", False, True, "never"),
+        ("email", "ops@example.com", "", True, True, "never"),
     ]
     assert state.projects == ["1 · Lookout", "2 · <b>Billing</b>"]
     every_change(state, 1)
@@ -131,7 +131,7 @@ def test_an_email_channel_needs_a_server_that_can_send_mail(engine: sqlalchemy.E
         alerts_state.SETTINGS, smtp_url="smtp://127.0.0.1:25", alert_from="lookout@example.com"))
     call(state, "set_target", "dev@example.com")
     call(state, "add_channel")
-    assert (state.error, state.channels[-1]["kind"], state.channels[-1]["target"]) == ("", "email", "dev@example.com")
+    assert (state.error, state.channels[-1].kind, state.channels[-1].target) == ("", "email", "dev@example.com")
 
 
 def test_a_maintainer_adds_tests_switches_off_and_removes_a_channel(engine: sqlalchemy.Engine) -> None:
@@ -143,29 +143,29 @@ def test_a_maintainer_adds_tests_switches_off_and_removes_a_channel(engine: sqla
     call(state, "add_channel")
     assert (state.error, state.notice) == ("", "Channel added.")
     new = state.channels[-1]
-    assert (new["kind"], new["target"], new["project"], new["secret"]) == (
+    assert (new.kind, new.target, new.project, new.secret) == (
         "json", "https://hooks.example.com/…ijkl", "2 · <b>Billing</b>", "set")
     assert len(state.secret_once) == 64 and state.target == ""
     with engine.connect() as connection:
-        row = connection.execute(select(CHANNELS).where(CHANNELS.c.id == int(new["id"]))).mappings().one()
+        row = connection.execute(select(CHANNELS).where(CHANNELS.c.id == new.id)).mappings().one()
     assert (row["secret"], row["project_id"], row["target"]) == (state.secret_once, 2, "https://hooks.example.com/new/abcdefghijkl")
 
-    call(state, "send_test", int(new["id"]))
+    call(state, "send_test", new.id)
     assert state.notice.startswith("Test alert queued") and state.secret_once == ""  # shown once
     with engine.connect() as connection:
-        assert connection.execute(select(ALERTS.c.rule, ALERTS.c.channel_id)).all() == [("test", int(new["id"]))]
-        connection.execute(CHANNELS.update().where(CHANNELS.c.id == int(new["id"])).values(
+        assert connection.execute(select(ALERTS.c.rule, ALERTS.c.channel_id)).all() == [("test", new.id)]
+        connection.execute(CHANNELS.update().where(CHANNELS.c.id == new.id).values(
             last_error="answered 500", last_error_at=1.0))
         connection.commit()
     call(state, "load")  # the sender's record shows on the next read (the live page re-reads every 2 s)
-    assert state.channels[-1]["last_error"] == "answered 500" and state.channels[-1]["last_error_when"].endswith("ago")
+    assert state.channels[-1].last_error == "answered 500" and state.channels[-1].last_error_when.endswith("ago")
 
-    call(state, "toggle_channel", int(new["id"]), False)
-    assert state.channels[-1]["enabled"] == "off"
-    call(state, "send_test", int(new["id"]))
+    call(state, "toggle_channel", new.id, False)
+    assert state.channels[-1].enabled is False
+    call(state, "send_test", new.id)
     assert state.error == "This channel is switched off: switch it on to test it."
-    call(state, "remove_channel", int(new["id"]))
-    assert state.notice == "Channel removed." and [c["id"] for c in state.channels] == ["1", "2"]
+    call(state, "remove_channel", new.id)
+    assert state.notice == "Channel removed." and [c.id for c in state.channels] == [1, 2]
 
 
 def test_the_page_stays_live_for_an_allowed_client_only(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,7 +176,7 @@ def test_the_page_stays_live_for_an_allowed_client_only(engine: sqlalchemy.Engin
     here, stranger = client_state(AlertsState, LOOPBACK, "/alerts"), client_state(AlertsState, STRANGER, "/alerts")
     for state in (here, stranger):
         call(state, "watch")
-    assert [c["target"] for c in here.channels] == ["https://hooks.example.com/…6789", "ops@example.com"]
+    assert [c.target for c in here.channels] == ["https://hooks.example.com/…6789", "ops@example.com"]
     assert stranger.channels == [] and stranger.refused == REFUSED
 
 
@@ -187,7 +187,7 @@ def test_an_environment_channel_is_tested_and_switched_but_not_removed(engine: s
     call(state, "send_test", 2)
     assert state.error == "" and state.notice.startswith("Test alert queued")
     call(state, "toggle_channel", 2, False)
-    assert state.error == "" and state.channels[1]["enabled"] == "off"
+    assert state.error == "" and state.channels[1].enabled is False
 
 
 @pytest.mark.parametrize("channel_id", HOSTILE + [99])

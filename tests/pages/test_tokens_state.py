@@ -92,9 +92,8 @@ def test_a_viewer_sees_the_list_but_makes_and_revokes_nothing(engine: sqlalchemy
     state = opened(signed_in(engine, "vera", "viewer"))
     assert (state.refused, state.viewer, state.read, state.may_change) == ("", "vera (viewer)", True, False)
     [row] = state.tokens
-    assert {k: row[k] for k in ("id", "label", "project", "prefix", "created_by", "last_used", "revoked")} == {
-        "id": "1", "label": "ci", "project": "2 · <b>Billing</b>", "prefix": secret[:8] + "…",
-        "created_by": "cli", "last_used": "never", "revoked": ""}
+    assert (row.id, row.label, row.project, row.prefix, row.created_by, row.last_used, row.revoked, row.revoked_on) == (
+        1, "ci", "2 · <b>Billing</b>", secret[:8] + "…", "cli", "never", False, "")
     every_change(state, 1)
     assert state.error == MAINTAINERS_ONLY and state.label == "" and state.secret_once == ""
     state.project, state.label = "1 · Lookout", "typed while a maintainer"  # a draft is not stored either
@@ -117,18 +116,19 @@ def test_a_maintainer_makes_a_token_sees_it_once_and_revokes_it(engine: sqlalche
     assert state.settings_once == (
         f"SENTRY_URL=http://localhost:3000\nSENTRY_ORG=lookout\nSENTRY_PROJECT=2\nSENTRY_AUTH_TOKEN={made}\n")
     new = state.tokens[0]  # newest first
-    assert (new["id"], new["label"], new["project"], new["prefix"], new["created_by"]) == (
-        "2", "billing-web", "2 · <b>Billing</b>", made[:8] + "…", "max")
+    assert (new.id, new.label, new.project, new.prefix, new.created_by) == (
+        2, "billing-web", "2 · <b>Billing</b>", made[:8] + "…", "max")
     assert Tokens(engine).check(f"Bearer {made}").project_id == 2
     assert all(made not in str(value) for row in stored(engine) for value in row)
 
     call(state, "load")  # the page again: the secret is gone from the state; "last used" shows the check
     assert state.secret_once == state.settings_once == "" and made not in shown(state)
-    assert state.tokens[0]["last_used"].endswith("ago")
+    assert state.tokens[0].last_used.endswith("ago")
 
     call(state, "revoke", 2)
     assert (state.error, state.notice) == ("", "Token 2 is revoked: uploads with it are refused.")
-    assert state.tokens[0]["revoked"] != "" and state.tokens[1]["revoked"] == ""
+    assert state.tokens[0].revoked is True and state.tokens[0].revoked_on != ""
+    assert state.tokens[1].revoked is False and state.tokens[1].revoked_on == ""
     with pytest.raises(TokenRefused, match="was revoked on"):
         Tokens(engine).check(f"Bearer {made}")
     call(state, "revoke", 99)
@@ -138,7 +138,7 @@ def test_a_maintainer_makes_a_token_sees_it_once_and_revokes_it(engine: sqlalche
 def test_the_secret_goes_with_the_next_action_or_when_copied(engine: sqlalchemy.Engine, secret: str) -> None:
     state = opened(LOOPBACK)
     call(state, "create")
-    assert len(state.secret_once) == 64 and state.tokens[0]["created_by"] == "this machine"
+    assert len(state.secret_once) == 64 and state.tokens[0].created_by == "this machine"
     call(state, "revoke", 1)  # any other action
     assert state.secret_once == state.settings_once == ""
     call(state, "create")
