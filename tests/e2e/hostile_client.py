@@ -12,9 +12,10 @@ with `{"name": "<state full name>.<handler>", "payload": {argument: value}, "rou
 {"pathname", "asPath", "query"}}`, and the server emits `event` with `{"delta": {state: {var:
 value}}, "events": [...]}`. The route in `router_data` is the client's to choose.
 
-One connection per page path (every page's, and each also with every `--query`) and phase, all at
-once (the phases are independent tabs: `cold` never runs a page's on_load, `loaded` runs it first;
-run together, one phase's tail and wait overlap the other's work instead of following it). Each
+One connection per page path (every page's, and each also with every `--query`), all at once, in
+each phase: `cold` never runs a page's on_load, `loaded` runs it first. (Both phases at once made a
+loaded machine's client fall minutes behind what the server sent, past Socket.IO's 120 s ping
+timeout, and the server closed every connection.) Each
 connection sends its plan's foreground events, then `hydrate` as a sentinel: a tab's events are
 processed in order, so when the sentinel's snapshot arrives every earlier event has been; then the
 background ones and another sentinel, and it waits for background loops (`watch`) to speak. Then
@@ -47,8 +48,8 @@ from tests.e2e.hostile_transcript import PROBE
 NAMESPACE = "/_event"  # Reflex's Socket.IO namespace, and the path it is served on
 PHASES = ("cold", "loaded")
 WATCH_WAIT_S = 5.0  # background loops re-read every 2 s: two turns and some
-# Every connection of both phases is served at once by one backend process: a sentinel comes back
-# when the server has got through about all the events (≈ 28,000; 1½-3 min on 2 busy cores).
+# Every connection of a phase is served at once by one backend process: a sentinel comes back when
+# the server has got through about all the phase's events (≈ 14,000).
 SENTINEL_TIMEOUT_S = 600.0
 LEAVE = "/no-such-page"  # where a tab goes before it closes: no page state watches it
 LEAVE_TIMEOUT_S = 60.0
@@ -79,7 +80,8 @@ class Client:
 
     async def run(self) -> None:
         try:
-            await asyncio.gather(*(self.connection(phase, path) for phase in self.phases for path in self.paths))
+            for phase in self.phases:
+                await asyncio.gather(*(self.connection(phase, path) for path in self.paths))
         finally:
             self.out.close()
 
