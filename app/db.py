@@ -30,6 +30,14 @@ def engine(url: str | None = None) -> sqlalchemy.Engine:
     return eng
 
 
+def migrated_engine(url: str | None = None) -> sqlalchemy.Engine:
+    """`engine(url)` with every migration applied: for a process that uses the database before (or
+    without) a backend start, such as the command-line tools."""
+    eng = engine(url)
+    migrate(eng)
+    return eng
+
+
 def inserted_id(result: sqlalchemy.CursorResult[Any]) -> int:
     """The primary key the row an `insert(...)` statement added was given."""
     key = result.inserted_primary_key

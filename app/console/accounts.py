@@ -257,8 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from app import db
 
-    engine = db.engine()
-    db.migrate(engine)
+    engine = db.migrated_engine()
     accounts = Accounts(engine, from_env={})
     try:
         if args.command == "add":

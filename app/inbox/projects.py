@@ -95,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from app import db
 
-    engine = db.engine()
-    db.migrate(engine)
+    engine = db.migrated_engine()
     projects = Projects(engine)
     if args.command == "add":
         try:

@@ -94,8 +94,7 @@ def compiled_settings() -> Settings:
         from app import db  # here, not at the top: rxconfig.py imports this module
         from app.inbox.projects import settle_local_dsn
 
-        engine = db.engine()
-        db.migrate(engine)
+        engine = db.migrated_engine()
         settle_local_dsn(SETTINGS, engine)
     return SETTINGS
 

@@ -204,8 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     from app import db
     from app.settings import Settings
 
-    engine = db.engine()
-    db.migrate(engine)
+    engine = db.migrated_engine()
     tokens = Tokens(engine)
     if args.command == "add":
         try:
