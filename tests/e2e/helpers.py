@@ -89,7 +89,9 @@ def serving(server: AppServer) -> Iterator[AppServer]:
 def inbox_event(app_server: AppServer, event_id: str, timeout: float = 30) -> dict:
     deadline = time.monotonic() + timeout
     while True:
-        answer = httpx.get(f"{app_server.url}/api/inbox/events/{event_id}")
+        # Each read may take its time (in dev mode it goes through Vite's proxy, on a machine busy
+        # with the other test processes): the deadline is the loop's, not httpx's 5 s default.
+        answer = httpx.get(f"{app_server.url}/api/inbox/events/{event_id}", timeout=timeout)
         if answer.status_code == 200 or time.monotonic() > deadline:
             assert answer.status_code == 200, f"{answer.text}\nwhat the app logged about it:\n{_log_about(app_server, event_id)}"
             return answer.json()
