@@ -106,7 +106,7 @@ def test_stop_cuts_a_hang_short(upstream: Upstream) -> None:
         httpx.post(upstream.url + ENVELOPE, content=b"x", timeout=0.1)
     began = time.monotonic()
     upstream.stop()
-    assert time.monotonic() - began < 2
+    assert time.monotonic() - began < 15  # far short of the 30 s hang, on a busy machine too
 
 
 def test_instances_run_side_by_side() -> None:
