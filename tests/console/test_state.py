@@ -98,31 +98,38 @@ def test_this_machine_sees_the_marker_through_the_same_handlers(engine: sqlalche
     assert {"IssuesState", "IssueState", "TracesState", "TraceState", "LogsState"} <= seen
 
 
-def test_a_watcher_is_refused_to_a_client_elsewhere_and_runs_once_per_client(engine: sqlalchemy.Engine,
-                                                                            quick_watch: None) -> None:
+class LogReads:
+    """Counts the /logs page's reads of its data (LogsState._read, patched for one test)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from app.pages.logs import LogsState
+
+        self.count = 0
+        original = LogsState._read
+
+        async def counted(state: Any) -> None:
+            self.count += 1
+            await original(state)
+
+        monkeypatch.setattr(LogsState, "_read", counted)
+
+
+def test_a_watcher_is_refused_to_a_client_elsewhere_and_runs_once_per_client(
+    engine: sqlalchemy.Engine, quick_watch: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.pages.logs import LogsState
+
+    reads = LogReads(monkeypatch)
 
     async def two_watchers() -> tuple[int, int]:
         state = client_state(LogsState, LOOPBACK, "/logs")
-        reads = 0
-        original = LogsState._read
-
-        async def counted(self: Any) -> None:
-            nonlocal reads
-            reads += 1
-            await original(self)
-
-        LogsState._read = counted  # type: ignore[method-assign]  # counts the reads, restored below
-        try:
-            await asyncio.gather(run(LogsState.event_handlers["watch"], state, []),
-                                 run(LogsState.event_handlers["watch"], state, []))
-            alone = reads
-            stranger = client_state(LogsState, STRANGER, "/logs")
-            reads = 0
-            await run(LogsState.event_handlers["watch"], stranger, [])
-            return alone, reads
-        finally:
-            LogsState._read = original  # type: ignore[method-assign]  # the method as it was
+        await asyncio.gather(run(LogsState.event_handlers["watch"], state, []),
+                             run(LogsState.event_handlers["watch"], state, []))
+        alone = reads.count
+        stranger = client_state(LogsState, STRANGER, "/logs")
+        reads.count = 0
+        await run(LogsState.event_handlers["watch"], stranger, [])
+        return alone, reads.count
 
     alone, stranger_reads = asyncio.run(two_watchers())
     assert 0 < alone <= int(console.WATCH_FOR_S / console.REFRESH_S) + 1  # one loop, not two
@@ -139,19 +146,13 @@ def test_a_watcher_stops_once_its_tab_has_no_websocket(engine: sqlalchemy.Engine
     monkeypatch.setattr(console, "connected", lambda token: token in open_tabs)
     monkeypatch.setattr(console, "WATCH_FOR_S", 0.5)  # an open tab's watcher turns many times in that, on a busy machine too
 
+    reads = LogReads(monkeypatch)
+
     async def reads_of(token: str) -> int:
         state = client_state(LogsState, {**LOOPBACK, "sid": f"sid-{token}", "token": token}, "/logs")
-        reads = 0
-        original = LogsState._read
-
-        async def counted(self: Any) -> None:
-            nonlocal reads
-            reads += 1
-            await original(self)
-
-        monkeypatch.setattr(LogsState, "_read", counted)
+        reads.count = 0
         await run(LogsState.event_handlers["watch"], state, [])
-        return reads
+        return reads.count
 
     assert asyncio.run(reads_of("open-tab")) >= 1
     assert asyncio.run(reads_of("closed-tab")) == 0
