@@ -17,7 +17,7 @@ CHROMIUM := /usr/bin/chromium
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null)
 export REFLEX_TELEMETRY_ENABLED := false
 
-.PHONY: setup run prod test test-deps unit e2e lint clean FORCE
+.PHONY: setup run prod test test-deps unit reliability e2e lint clean FORCE
 
 setup: $(VENV)/.installed .tools/.installed
 
@@ -61,13 +61,15 @@ test-deps:
 	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
-# `make test` runs five things at once (tests/side_by_side.sh): lint; the browser tests in three
+# `make test` runs six things at once (tests/side_by_side.sh): lint; the browser tests in three
 # processes, the hostile-client tests in two (each with an app built in a copy of the project) and all
-# the others (in order, sharing the app built here in .web/); and the unit tests, in UNIT_WORKERS processes
-# (pytest-xdist; `worksteal`: an idle process takes tests from a busy one). Most of the unit tests'
-# time is waiting (servers down, retries, receivers), so more processes than cores pays.
+# the others (in order, sharing the app built here in .web/); the unit tests, in UNIT_WORKERS processes
+# (pytest-xdist; `worksteal`: an idle process takes tests from a busy one); and the reliability tests
+# (tests/reliability: the pipeline under granian, loaded and faulted), in two. Much of the tests' time
+# is waiting (servers down, retries, receivers, an alert sender's pace), so more processes than cores pays.
 UNIT_WORKERS ?= 4
-UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e
+UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e --ignore=tests/reliability
+RELIABILITY := $(PY) -m pytest -n 2 --dist worksteal tests/reliability
 HOSTILE := tests/e2e/test_hostile_clients.py
 E2E := $(PY) -m pytest tests/e2e --ignore=$(HOSTILE)
 # The hostile-client tests in two processes, each with an app of its own (a backend process is busy
@@ -86,10 +88,13 @@ OUTPUT := tests/e2e/logs
 NICE := nice -n 10
 test: setup test-deps
 	@bash tests/side_by_side.sh $(OUTPUT) "lint=$(NICE) $(VENV)/bin/ruff check && $(NICE) $(VENV)/bin/mypy" "browser=$(E2E)" "hostile-1=$(NICE) $(E2E_HOSTILE_1)" \
-	  "hostile-2=$(NICE) $(E2E_HOSTILE_2)" "unit=$(NICE) $(UNIT)"
+	  "hostile-2=$(NICE) $(E2E_HOSTILE_2)" "reliability=$(NICE) $(RELIABILITY)" "unit=$(NICE) $(UNIT)"
 
 unit: setup
 	$(UNIT)
+
+reliability: setup test-deps
+	$(RELIABILITY)
 
 e2e: setup test-deps
 	@bash tests/side_by_side.sh $(OUTPUT) "hostile-1=$(E2E_HOSTILE_1)" "hostile-2=$(E2E_HOSTILE_2)" "browser=$(E2E)"

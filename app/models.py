@@ -60,6 +60,8 @@ class InboxIssue(SQLModel, table=True):
     __table_args__ = (
         Index("ux_inbox_issue_project_fingerprint", "project_id", "fingerprint", unique=True),
         Index("ix_inbox_issue_project_last_seen", "project_id", "last_seen"),
+        Index("ix_inbox_issue_last_seen", "last_seen"),  # the list's default order, every project
+        Index("ix_inbox_issue_first_seen", "first_seen"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -77,6 +79,74 @@ class InboxIssue(SQLModel, table=True):
     last_seen: float
     event_count: int = 0
     last_event_id: str = ""
+    assignee: str = ""  # the console user it is assigned to ("": nobody)
+    # "Ignore for a time / until N more events" (app/inbox/states.py): a new event after this time,
+    # or once `event_count` reaches this, makes it unresolved again. None: ignored for good.
+    ignored_until: float | None = None
+    ignored_until_count: int | None = None
+
+
+class InboxGroupHash(SQLModel, table=True):
+    """A grouping hash (fingerprint) of a project and the issue its events go to: the issue it made,
+    or the one that issue was merged into (app/inbox/merge.py)."""
+
+    __tablename__ = "inbox_grouphash"
+    __table_args__ = (
+        Index("ux_inbox_grouphash_project_fingerprint", "project_id", "fingerprint", unique=True),
+        Index("ix_inbox_grouphash_issue", "issue_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="inbox_project.id")
+    fingerprint: str
+    issue_id: int = Field(foreign_key="inbox_issue.id")
+
+
+class InboxIssueTag(SQLModel, table=True):
+    """One tag value of an issue's events, counted at ingest (app/ingest/tag_index.py): what search
+    (`key:value`) and the issue page's distributions read."""
+
+    __tablename__ = "inbox_issue_tag"
+    __table_args__ = (
+        Index("ux_inbox_issue_tag", "issue_id", "key", "value", unique=True),
+        Index("ix_inbox_issue_tag_key_value", "key", "value", "issue_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    issue_id: int = Field(foreign_key="inbox_issue.id")
+    key: str  # at most 32 characters, as Sentry bounds them
+    value: str  # at most 200 characters
+    count: int = 0
+    first_seen: float
+    last_seen: float
+
+
+class InboxComment(SQLModel, table=True):
+    """What a console user wrote on an issue (app/inbox/activity.py)."""
+
+    __tablename__ = "inbox_comment"
+    __table_args__ = (Index("ix_inbox_comment_issue", "issue_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    issue_id: int = Field(foreign_key="inbox_issue.id")
+    author: str
+    body: str
+    created_at: float
+    edited_at: float | None = None
+
+
+class InboxSavedSearch(SQLModel, table=True):
+    """A search a user saved for themselves, or one a maintainer pinned for everyone (owner "")."""
+
+    __tablename__ = "inbox_saved_search"
+    __table_args__ = (Index("ix_inbox_saved_search_owner", "owner", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str  # the console user's name; "" for a search pinned for everyone
+    name: str
+    query: str
+    sort: str = "last_seen"
+    created_at: float
 
 
 class InboxEvent(SQLModel, table=True):
@@ -104,6 +174,7 @@ class InboxEvent(SQLModel, table=True):
     payload: str  # the event's JSON, or "" when it is in its envelope's outbox row
     envelope_id: int | None = None  # the outbox row (not a foreign key: retention keeps the row while referenced)
     item_index: int | None = None  # the event's item in that envelope
+    fingerprint: str = ""  # the grouping hash it was grouped by (unmerge moves a hash's events)
 
 
 class InboxRead(SQLModel, table=True):
@@ -117,7 +188,8 @@ class InboxRead(SQLModel, table=True):
 
 
 class InboxIssueChange(SQLModel, table=True):
-    """One change of an issue's status: when, by whom (a user, or "system" for a regression)."""
+    """One entry of an issue's history: a change of its status, its assignment, a merge, an unmerge
+    or a comment; when, by whom (a user, or "system" for a regression)."""
 
     __tablename__ = "inbox_issue_change"
     __table_args__ = (Index("ix_inbox_issue_change_issue", "issue_id", "id"),)
@@ -129,6 +201,7 @@ class InboxIssueChange(SQLModel, table=True):
     from_status: str
     to_status: str
     note: str = ""
+    kind: str = "status"  # status, assigned, merged, unmerged or comment (app/inbox/activity.py)
 
 
 class InboxTransaction(SQLModel, table=True):

@@ -9,10 +9,10 @@ import time
 import uuid
 from collections.abc import Iterator
 
-import pytest
 import sqlalchemy
+from alembic import command
 
-from app.alerts import triggers
+from app import db
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
@@ -84,9 +84,11 @@ def titles(inbox: InboxStore) -> list[str]:
 
 
 @contextlib.contextmanager
-def as_before_alerts() -> Iterator[None]:
-    """Ingest as an install before migration 0013 (no alert tables) did: without alerts. For the
-    tests that make an older install's database with today's writer."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(triggers, "after_event", lambda *_: None)
-        yield
+def as_of_revision(engine: sqlalchemy.Engine, revision: str) -> Iterator[None]:
+    """A database as an install at `revision` left it: what the block writes, with today's writer,
+    on a database at head, which is then downgraded to `revision` (each downgrade drops what its
+    upgrade added). For the tests of what a later migration does to an older install's rows."""
+    db.migrate(engine)
+    yield
+    with engine.begin() as connection:
+        command.downgrade(db._alembic_config(connection), revision)

@@ -2,7 +2,8 @@
 envelopes no kept event is stored in any more, and whole issues; and how big stored text is.
 
 An issue deleted here goes as `InboxStore.delete_issue` deletes one by hand: its events, their
-feedback, its history, the issue itself (the same error later starts a new issue).
+feedback, its history, comments, tag counts and grouping hashes, the issue itself (the same error
+later starts a new issue).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.inbox.states import CHANGES
-from app.inbox.tables import EVENTS, FEEDBACK, ISSUES, READ, chunks
+from app.inbox.tables import COMMENTS, EVENTS, FEEDBACK, GROUPHASHES, ISSUE_TAGS, ISSUES, READ, chunks
 from app.monitoring.outbox import TABLE as OUTBOX
 
 # The order in which issues give way: the least seen first, then the longest unseen.
@@ -65,12 +66,14 @@ def drop_envelopes(connection: sqlalchemy.Connection, ids: Sequence[int]) -> int
 
 
 def delete_issues(connection: sqlalchemy.Connection, ids: Sequence[int]) -> int:
-    """Delete the issues with their events (and envelopes), their events' feedback and their history."""
+    """Delete the issues with their events (and envelopes), their events' feedback, their history,
+    comments, tag counts and grouping hashes."""
     for chunk in chunks(ids):
         events = connection.execute(select(EVENTS.c.id, EVENTS.c.event_id).where(EVENTS.c.issue_id.in_(chunk))).all()
         for event_ids in chunks([event_id for _, event_id in events]):
             connection.execute(delete(FEEDBACK).where(FEEDBACK.c.event_id.in_(event_ids)))
         delete_events(connection, [row_id for row_id, _ in events])
-        connection.execute(delete(CHANGES).where(CHANGES.c.issue_id.in_(chunk)))
+        for table in (CHANGES, COMMENTS, ISSUE_TAGS, GROUPHASHES):
+            connection.execute(delete(table).where(table.c.issue_id.in_(chunk)))
         connection.execute(delete(ISSUES).where(ISSUES.c.id.in_(chunk)))
     return len(ids)

@@ -50,7 +50,8 @@ def change(connection: sqlalchemy.Connection, issue_id: int, to_status: str, act
             select(EVENTS.c.release).where(EVENTS.c.issue_id == issue_id, EVENTS.c.release != "")
             .order_by(EVENTS.c.id.desc()).limit(1)
         ).scalar() or ""
-    connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(status=to_status, resolved_in_release=release))
+    connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(
+        status=to_status, resolved_in_release=release, ignored_until=None, ignored_until_count=None))
     note = f"in the release after {release}" if release else ""
     _record(connection, issue_id, actor, current, to_status, note)
     return current
@@ -64,6 +65,31 @@ def after_new_event(connection: sqlalchemy.Connection, issue_id: int, status: st
         return False
     connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(status=REGRESSED, resolved_in_release=""))
     _record(connection, issue_id, SYSTEM, RESOLVED, REGRESSED, f"event {event_id}" + (f" in {release}" if release else ""))
+    return True
+
+
+def ignore(connection: sqlalchemy.Connection, issue_id: int, actor: str, for_s: float | None = None,
+           more_events: int | None = None, now: float | None = None) -> str:
+    """Ignore the issue for good, for `for_s` seconds, or until `more_events` more events came; the
+    status it had. `StateError` if it cannot be ignored now."""
+    before = change(connection, issue_id, IGNORED, actor)
+    count = connection.execute(select(ISSUES.c.event_count).where(ISSUES.c.id == issue_id)).scalar_one()
+    until = None if for_s is None else (time.time() if now is None else now) + for_s
+    connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(
+        ignored_until=until, ignored_until_count=None if more_events is None else count + more_events))
+    return before
+
+
+def after_ignored_event(connection: sqlalchemy.Connection, issue_id: int, status: str, until: float | None,
+                        until_count: int | None, received_at: float, event_count: int) -> bool:
+    """A new event of an issue ignored for a time (past) or until a count (reached) makes it
+    unresolved again; whether it did."""
+    if status != IGNORED or not ((until is not None and received_at >= until)
+                                 or (until_count is not None and event_count >= until_count)):
+        return False
+    connection.execute(update(ISSUES).where(ISSUES.c.id == issue_id).values(
+        status=UNRESOLVED, ignored_until=None, ignored_until_count=None))
+    _record(connection, issue_id, SYSTEM, IGNORED, UNRESOLVED, "the ignore ran out")
     return True
 
 

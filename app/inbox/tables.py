@@ -7,10 +7,13 @@ from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 from app.models import (
+    InboxComment,
     InboxCount,
     InboxEvent,
     InboxFeedback,
+    InboxGroupHash,
     InboxIssue,
+    InboxIssueTag,
     InboxLog,
     InboxProject,
     InboxRead,
@@ -23,6 +26,9 @@ T = TypeVar("T")  # what `chunks` slices: row ids, or names
 PROJECTS = table_of(InboxProject)
 ISSUES = table_of(InboxIssue)
 EVENTS = table_of(InboxEvent)
+GROUPHASHES = table_of(InboxGroupHash)
+ISSUE_TAGS = table_of(InboxIssueTag)
+COMMENTS = table_of(InboxComment)
 READ = table_of(InboxRead)
 TRANSACTIONS = table_of(InboxTransaction)
 LOGS = table_of(InboxLog)

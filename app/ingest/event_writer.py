@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, case, insert, select, update
 from app import db
 from app.alerts import triggers
 from app.inbox import states
-from app.inbox.tables import EVENTS, ISSUES
+from app.inbox.tables import EVENTS, GROUPHASHES, ISSUES
 from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
 from app.protocol.fields import cut, seconds
 
@@ -25,9 +25,14 @@ NAME_LENGTH, ENVIRONMENT_LENGTH, ID_LENGTH = CULPRIT_LENGTH, 64, 64
 # The statements of the ingest path, built once: building them per call cost more than running them.
 STORED_EVENT = select(EVENTS.c.id).where(
     EVENTS.c.project_id == bindparam("project_id"), EVENTS.c.event_id == bindparam("event_id"))
-FIND_ISSUE = select(ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.event_count).where(
-    ISSUES.c.project_id == bindparam("project_id"), ISSUES.c.fingerprint == bindparam("fingerprint"))
+# An event's issue: the one its hash made, or the one that issue was merged into (app/inbox/merge.py).
+FIND_ISSUE = select(
+    ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.event_count, ISSUES.c.ignored_until,
+    ISSUES.c.ignored_until_count,
+).select_from(GROUPHASHES.join(ISSUES, ISSUES.c.id == GROUPHASHES.c.issue_id)).where(
+    GROUPHASHES.c.project_id == bindparam("project_id"), GROUPHASHES.c.fingerprint == bindparam("fingerprint"))
 INSERT_ISSUE = insert(ISSUES)
+INSERT_GROUPHASH = insert(GROUPHASHES)
 COUNT_EVENT = update(ISSUES).where(ISSUES.c.id == bindparam("issue_id")).values(
     last_seen=case((ISSUES.c.last_seen > bindparam("received_at"), ISSUES.c.last_seen), else_=bindparam("received_at")),
     event_count=ISSUES.c.event_count + 1, last_event_id=bindparam("new_event_id"), level=bindparam("new_level"),
@@ -53,19 +58,25 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
             "resolved_in_release": "", "first_seen": received_at, "last_seen": received_at, "event_count": 1,
             "last_event_id": event_id,
         }))
+        connection.execute(INSERT_GROUPHASH, {"project_id": project_id, "fingerprint": grouped.fingerprint,
+                                              "issue_id": issue_id})
         what, event_count = triggers.NEW, 1
     else:
-        issue_id = found[0]
+        issue_id, status, resolved_in, counted, ignored_until, ignored_until_count = found
+        event_count = counted + 1
         connection.execute(COUNT_EVENT, {"issue_id": issue_id, "received_at": received_at,
                                          "new_event_id": event_id, "new_level": grouped.level})
-        regressed = states.after_new_event(connection, issue_id, found[1], found[2], release, event_id)
-        what, event_count = triggers.outcome(found[1], regressed), found[3] + 1
+        regressed = states.after_new_event(connection, issue_id, status, resolved_in, release, event_id)
+        states.after_ignored_event(connection, issue_id, status, ignored_until, ignored_until_count,
+                                   received_at, event_count)
+        what = triggers.outcome(status, regressed)
     environment = cut(event.get("environment"), ENVIRONMENT_LENGTH)
     connection.execute(INSERT_EVENT, {
         "project_id": project_id, "issue_id": issue_id, "event_id": event_id, "received_at": received_at,
         "timestamp": seconds(event.get("timestamp")), "level": grouped.level,
         "platform": cut(event.get("platform"), LEVEL_LENGTH), "environment": environment,
-        "release": release, "title": grouped.title, "envelope_id": None, "item_index": None, **kept,
+        "release": release, "title": grouped.title, "envelope_id": None, "item_index": None,
+        "fingerprint": grouped.fingerprint, **kept,
     })
     triggers.after_event(connection, project_id, issue_id, what, event_count, environment, release, received_at)
     return True

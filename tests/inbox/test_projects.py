@@ -11,7 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy
-from alembic import command
 
 from app import db
 from app.inbox import projects as module
@@ -25,7 +24,7 @@ from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
-from tests.factories import as_before_alerts, error, event_envelope
+from tests.factories import as_of_revision, error, event_envelope
 from tests.monitoring.envelopes import error_event
 
 
@@ -105,13 +104,11 @@ def at_revision_0010_with_the_old_key(path: Path) -> tuple[sqlalchemy.Engine, di
     """A database as an install made it before migration 0011: project 1 with the public key, one
     event read into it and one envelope still waiting for the inbox."""
     engine = db.engine(f"sqlite:///{path}")
-    with engine.begin() as connection:
-        command.upgrade(db._alembic_config(connection), "0010_worker_lease")
     inbox, outbox = InboxStore(engine), OutboxStore(engine)
-    inbox.ensure_project(Dsn.parse(OLD_DSN))
     read, waiting = error("'read before'"), error("'waiting'")
-    outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(read, dsn=OLD_DSN), ["error"], None)])
-    with as_before_alerts():
+    with as_of_revision(engine, "0010_worker_lease"):
+        inbox.ensure_project(Dsn.parse(OLD_DSN))
+        outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(read, dsn=OLD_DSN), ["error"], None)])
         assert InboxFeeder(outbox, inbox).feed_once() == 1
     outbox.add_many([new_row(OLD_DSN, LOCAL, event_envelope(waiting, dsn=OLD_DSN), ["error"], None)])
     return engine, waiting

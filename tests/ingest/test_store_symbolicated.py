@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy
-from alembic import command
 
 from app import db
 from app.inbox.projects import Projects
@@ -25,7 +24,7 @@ from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
 from tests.environment import LOCAL_DSN
-from tests.factories import READ, as_before_alerts, error, event_envelope, local_row, query, statuses
+from tests.factories import READ, as_of_revision, error, event_envelope, local_row, query, statuses
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps
@@ -110,13 +109,11 @@ def test_events_stored_before_the_source_map_migration_stay_readable(tmp_path: P
     envelope, reads back as it was after the migration; the next one is symbolicated with the
     maps of a build imported afterwards (the real MapLibrary)."""
     engine = db.engine(f"sqlite:///{tmp_path / 'before.db'}")
-    with engine.begin() as connection:
-        command.upgrade(db._alembic_config(connection), "0011_random_local_key")
     before = {**first_build.event(), "event_id": "b" * 32}
     outbox, old = OutboxStore(engine), InboxStore(engine)
-    old.ensure_project(Dsn.parse(LOCAL_DSN))
-    outbox.add_many([local_row(event_envelope(before))])
-    with as_before_alerts():
+    with as_of_revision(engine, "0011_random_local_key"):
+        old.ensure_project(Dsn.parse(LOCAL_DSN))
+        outbox.add_many([local_row(event_envelope(before))])
         assert InboxFeeder(outbox, old).feed_once() == 1
 
     assert db.migrate(engine) == db.head_revision()
