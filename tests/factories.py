@@ -1,5 +1,5 @@
-"""What tests of several packages build and share: a clock, events and envelopes,
-outbox rows, and queries on what the inbox holds."""
+"""What tests of several packages build and share: a clock, events and envelopes (hand-made, or
+made by the real sentry-sdk), outbox rows, older installs' databases, and queries on what the inbox holds."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import sentry_sdk
+import sentry_sdk.envelope
+import sentry_sdk.transport
 import sqlalchemy
 from alembic import command
 
@@ -92,3 +95,37 @@ def as_of_revision(engine: sqlalchemy.Engine, revision: str) -> Iterator[None]:
     yield
     with engine.begin() as connection:
         command.downgrade(db._alembic_config(connection), revision)
+
+
+class KeptEnvelopes(sentry_sdk.transport.Transport):
+    """A transport of the real sentry-sdk that keeps each envelope, serialized as it would be sent."""
+
+    def __init__(self, options: dict | None = None) -> None:
+        super().__init__(options)
+        self.bodies: list[bytes] = []
+
+    def capture_envelope(self, envelope: sentry_sdk.envelope.Envelope) -> None:
+        self.bodies.append(envelope.serialize())
+
+
+@contextlib.contextmanager
+def sentry_sdk_envelopes(dsn: str = LOCAL_DSN, **options: object) -> Iterator[list[bytes]]:
+    """The envelopes this process's real sentry-sdk makes inside the block (`sentry_sdk.capture_*`),
+    kept instead of sent: `inbox.ingest_envelope(body)` stores each as if it had come through the tunnel."""
+    for scope in (sentry_sdk.get_global_scope(), sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope()):
+        scope.clear()  # what an earlier test left on the scopes (tags, breadcrumbs) stays out
+    transport = KeptEnvelopes()
+    sentry_sdk.init(dsn=dsn, transport=transport, default_integrations=False, **options)  # type: ignore[arg-type]
+    try:
+        yield transport.bodies
+        sentry_sdk.flush()
+    finally:
+        sentry_sdk.get_client().close()
+        sentry_sdk.get_global_scope().set_client(None)
+
+
+def store_all(inbox: InboxStore, bodies: list[bytes], dsn: str = LOCAL_DSN) -> None:
+    """Store sentry-sdk's envelopes as the tunnel's outbox row would name them (its DSN: the SDK puts
+    none in the envelope's header)."""
+    for body in bodies:
+        inbox.ingest_envelope(body, dsn=dsn)

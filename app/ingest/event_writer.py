@@ -1,6 +1,7 @@
 """The writer of issues and events: an error or message event is grouped (app/ingest/grouping.py)
 into its issue, new or counted again, and stored once per `event_id`, on the caller's connection
-(the ingest transaction), with the alert it makes due, if any (app/alerts/triggers.py)."""
+(the ingest transaction), with the alert it makes due, if any (app/alerts/triggers.py), and its
+tags counted into the issue's tag index (app/ingest/tag_index.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from app.alerts import triggers
 from app.inbox import states
 from app.inbox.tables import EVENTS, GROUPHASHES, ISSUES
 from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
+from app.ingest.tag_index import TagCounts, derived_tags
 from app.protocol.fields import cut, seconds
 
 # Fields kept in columns, cut at Relay's limits (relay-event-schema `MaxChars`), as grouping does:
@@ -41,9 +43,10 @@ INSERT_EVENT = insert(EVENTS)
 
 
 def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[str, Any],
-                received_at: float, kept: dict[str, Any]) -> bool:
+                received_at: float, kept: dict[str, Any], tags: TagCounts | None = None) -> bool:
     """Store the event in its issue; False if the project has its `event_id` already. `kept`: where
-    the event is kept (its `payload` text, or its outbox row's `envelope_id` and `item_index`)."""
+    the event is kept (its `payload` text, or its outbox row's `envelope_id` and `item_index`).
+    Its tags are counted into `tags`, for the caller to write with its batch (None: written now)."""
     event_id = event_id_of(event.get("event_id"))
     if stored(connection, STORED_EVENT, project_id, event_id):
         return False
@@ -79,6 +82,10 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
         "fingerprint": grouped.fingerprint, **kept,
     })
     triggers.after_event(connection, project_id, issue_id, what, event_count, environment, release, received_at)
+    counts = TagCounts() if tags is None else tags
+    counts.add(issue_id, derived_tags(event), received_at)
+    if tags is None:
+        counts.write(connection)
     return True
 
 

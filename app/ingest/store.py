@@ -38,6 +38,7 @@ from app.ingest.incoming import (
     its_own_fault,
 )
 from app.ingest.log_writer import write_counts, write_feedback, write_logs
+from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.protocol import encodings, envelope, payloads
 from app.settings import Dsn
@@ -116,7 +117,9 @@ class InboxStore:
                 read.append(exc)
         try:
             with self.engine.begin() as connection:
-                results = [self._write(connection, r) if isinstance(r, Readable) else r for r in read]
+                tags = TagCounts()  # the batch's, written once (app/ingest/tag_index.py)
+                results = [self._write(connection, r, tags) if isinstance(r, Readable) else r for r in read]
+                tags.write(connection)
                 if then is not None:
                     then(connection, batch, results)
                 return results
@@ -157,14 +160,14 @@ class InboxStore:
             items.append((item.type, payload, kept_as))
         return Readable(project_id, received_at, incoming.row_id, items)
 
-    def _write(self, connection: sqlalchemy.Connection, readable: Readable) -> Ingested:
+    def _write(self, connection: sqlalchemy.Connection, readable: Readable, tags: TagCounts) -> Ingested:
         result = Ingested()
         project_id, received_at = readable.project_id, readable.received_at
         for item_type, payload, kept_as in readable.items:
             if item_type in EVENT_ITEM_TYPES:
                 where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)
                          else {"payload": kept_as if kept_as is not None else json.dumps(payload)})
-                added = write_event(connection, project_id, payload, received_at, where)
+                added = write_event(connection, project_id, payload, received_at, where, tags)
                 result.events += added
                 result.duplicates += not added
             elif item_type == "transaction":

@@ -1,0 +1,126 @@
+"""The tag index: each event's tags, counted per issue at ingest (in the ingest transaction), for
+search (`browser.name:Chrome`) and the issue page's distributions.
+
+An event's tags are the ones Sentry derives from its fields and contexts (`derived_tags`) and its
+own `tags`, bounded as Relay bounds them: a key of at most 32 characters and a value of at most
+200, neither empty nor holding a line break; anything else is not a tag (Relay drops it too).
+Counts are gathered per batch (`TagCounts`) and written with one upsert per (issue, key, value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.inbox.tables import ISSUE_TAGS
+from app.ingest.grouping import exceptions
+from app.protocol.fields import listed, mapping, text
+
+MAX_KEY, MAX_VALUE = 32, 200  # Relay's MaxChars::TagKey and ::TagValue
+MAX_TAGS = 100  # an event's own tags read at most
+Tag = tuple[str, str]
+
+
+def derived_tags(event: dict[str, Any]) -> list[Tag]:
+    """The tags Sentry derives from an event's fields and contexts, then the event's own."""
+    contexts = mapping(event.get("contexts"))
+    browser, os_, runtime = (mapping(contexts.get(name)) for name in ("browser", "os", "runtime"))
+    device, user, sdk = mapping(contexts.get("device")), mapping(event.get("user")), mapping(event.get("sdk"))
+    request = mapping(event.get("request"))
+    mechanisms = [mapping(e.get("mechanism")) for e in exceptions(event)]
+    handled = [m["handled"] for m in mechanisms if isinstance(m.get("handled"), bool)]
+    pairs: list[tuple[str, Any]] = [
+        (name, event.get(name)) for name in ("level", "environment", "release", "dist", "transaction", "server_name",
+                                             "logger")
+    ]
+    pairs += [
+        ("url", text(request.get("url")).split("?", 1)[0]),
+        ("browser", _named(browser)), ("browser.name", browser.get("name")),
+        ("os", _named(os_)), ("os.name", os_.get("name")),
+        ("device", device.get("model")),
+        ("runtime", _named(runtime)), ("runtime.name", runtime.get("name")),
+        ("handled", ("yes" if all(handled) else "no") if handled else None),
+        ("mechanism", next((m.get("type") for m in mechanisms if m.get("type")), None)),
+        ("user", _user(user)),
+        ("user.id", user.get("id")), ("user.email", user.get("email")),
+        ("user.username", user.get("username")), ("user.ip", user.get("ip_address")),
+        ("sdk.name", sdk.get("name")),
+    ]
+    own = event.get("tags")
+    for pair in (list(own.items()) if isinstance(own, dict) else listed(own))[:MAX_TAGS]:
+        if isinstance(pair, (list, tuple)) and len(pair) == 2:
+            pairs.append((text(pair[0]), pair[1]))
+    found: dict[Tag, None] = {}
+    for key, value in pairs:
+        tag = bounded(key, value)
+        if tag is not None:
+            found[tag] = None
+    return list(found)
+
+
+def bounded(key: str, value: Any) -> Tag | None:
+    """The tag when Relay would keep it: a key of 1 to 32 characters, a value of 1 to 200, no line breaks."""
+    shown = "" if value is None or isinstance(value, (dict, list)) else text(value).strip()
+    if isinstance(value, bool):
+        shown = "True" if value else "False"
+    if not (0 < len(key) <= MAX_KEY and 0 < len(shown) <= MAX_VALUE) or "\n" in shown or "\n" in key:
+        return None
+    return key, shown
+
+
+def _named(context: dict[str, Any]) -> str:
+    """"Chrome 120.0": a context's name and version, as Sentry's `browser`, `os` and `runtime` tags."""
+    return " ".join(text(context.get(part)) for part in ("name", "version") if context.get(part)).strip()
+
+
+def _user(user: dict[str, Any]) -> str:
+    """Sentry's `user` tag: the first of id, username, email and address, prefixed by its kind."""
+    for field_name, prefix in (("id", "id"), ("username", "username"), ("email", "email"), ("ip_address", "ip")):
+        if user.get(field_name) not in (None, ""):
+            return f"{prefix}:{text(user[field_name])}"
+    return ""
+
+
+@dataclass
+class TagCounts:
+    """Tag counts gathered over a batch of events, written at once (`write`) in its transaction."""
+
+    counts: dict[tuple[int, str, str], list[float]] = field(default_factory=dict)  # → [count, first, last]
+
+    def add(self, issue_id: int, tags: Iterable[Tag], seen_at: float) -> None:
+        for key, value in tags:
+            found = self.counts.get((issue_id, key, value))
+            if found is None:
+                self.counts[(issue_id, key, value)] = [1, seen_at, seen_at]
+            else:
+                found[0] += 1
+                found[1], found[2] = min(found[1], seen_at), max(found[2], seen_at)
+
+    def write(self, connection: sqlalchemy.Connection) -> None:
+        """Add the counts to the index (an upsert per row), and forget them."""
+        if not self.counts:
+            return
+        rows = [{"issue_id": issue_id, "key": key, "value": value, "count": int(n), "first_seen": first, "last_seen": last}
+                for (issue_id, key, value), (n, first, last) in sorted(self.counts.items())]
+        connection.execute(upsert(connection.dialect.name), rows)
+        self.counts.clear()
+
+
+def upsert(dialect: str) -> sqlalchemy.Insert:
+    """INSERT a tag row, or add its count and widen its first and last seen (SQLite and PostgreSQL)."""
+    statement = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(ISSUE_TAGS)
+    excluded = statement.excluded
+    return statement.on_conflict_do_update(
+        index_elements=[ISSUE_TAGS.c.issue_id, ISSUE_TAGS.c.key, ISSUE_TAGS.c.value],
+        set_={
+            "count": ISSUE_TAGS.c.count + excluded.count,
+            "first_seen": sqlalchemy.func.min(ISSUE_TAGS.c.first_seen, excluded.first_seen)
+            if dialect != "postgresql" else sqlalchemy.func.least(ISSUE_TAGS.c.first_seen, excluded.first_seen),
+            "last_seen": sqlalchemy.func.max(ISSUE_TAGS.c.last_seen, excluded.last_seen)
+            if dialect != "postgresql" else sqlalchemy.func.greatest(ISSUE_TAGS.c.last_seen, excluded.last_seen),
+        },
+    )
