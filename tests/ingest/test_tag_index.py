@@ -33,7 +33,8 @@ def test_sentry_sdk_events_are_counted_per_issue_by_tag(inbox: InboxStore) -> No
     assert rows[("server_name", "web-1")] == 2 and rows[("level", "error")] == 2
     assert rows[("user", "id:42")] == 2 and rows[("user.email", "ada@example.com")] == 2
     assert rows[("sdk.name", "sentry.python")] == 2 and rows[("handled", "yes")] == 2
-    [(issues, first, last)] = query(inbox, "select count(distinct issue_id), min(first_seen), max(last_seen) from inbox_issue_tag")
+    [(issues, first, last)] = query(
+        inbox, "select count(distinct issue_id), min(first_seen), max(last_seen) from inbox_issue_tag")
     assert issues == 1 and 0 < first <= last
 
 
