@@ -121,6 +121,17 @@ class InboxIssueTag(SQLModel, table=True):
     last_seen: float
 
 
+class InboxBackfill(SQLModel, table=True):
+    """A bounded background pass over rows stored before a migration (app/ingest/tag_backfill.py):
+    the rows with ids from `next_id` to `until_id` are still to be done."""
+
+    __tablename__ = "inbox_backfill"
+
+    name: str = Field(primary_key=True)  # "tags": the tag index of events stored before migration 0015
+    next_id: int
+    until_id: int
+
+
 class InboxComment(SQLModel, table=True):
     """What a console user wrote on an issue (app/inbox/activity.py)."""
 

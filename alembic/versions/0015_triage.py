@@ -50,6 +50,12 @@ def upgrade() -> None:
     with op.batch_alter_table('inbox_issue_tag', schema=None) as batch_op:
         batch_op.create_index('ix_inbox_issue_tag_key_value', ['key', 'value', 'issue_id'], unique=False)
         batch_op.create_index('ux_inbox_issue_tag', ['issue_id', 'key', 'value'], unique=True)
+    op.create_table('inbox_backfill',
+    sa.Column('name', TEXT(), nullable=False),
+    sa.Column('next_id', sa.Integer(), nullable=False),
+    sa.Column('until_id', sa.Integer(), nullable=False),
+    sa.PrimaryKeyConstraint('name')
+    )
     op.create_table('inbox_comment',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('issue_id', sa.Integer(), nullable=False),
@@ -86,6 +92,9 @@ def upgrade() -> None:
     # Each issue's own hash; each stored event was grouped by its issue's (nothing was merged yet).
     op.execute("INSERT INTO inbox_grouphash (project_id, fingerprint, issue_id)"
                " SELECT project_id, fingerprint, id FROM inbox_issue")
+    # The events stored so far are indexed by a background pass (app/ingest/tag_backfill.py).
+    op.execute("INSERT INTO inbox_backfill (name, next_id, until_id)"
+               " SELECT 'tags', MIN(id), MAX(id) FROM inbox_event HAVING COUNT(*) > 0")
     op.execute("UPDATE inbox_event SET fingerprint ="
                " (SELECT fingerprint FROM inbox_issue WHERE inbox_issue.id = inbox_event.issue_id)")
 
@@ -104,5 +113,6 @@ def downgrade() -> None:
         batch_op.drop_column('assignee')
     op.drop_table('inbox_saved_search')
     op.drop_table('inbox_comment')
+    op.drop_table('inbox_backfill')
     op.drop_table('inbox_issue_tag')
     op.drop_table('inbox_grouphash')

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 from app.models import (
+    InboxBackfill,
     InboxComment,
     InboxCount,
     InboxEvent,
@@ -17,6 +18,7 @@ from app.models import (
     InboxLog,
     InboxProject,
     InboxRead,
+    InboxSavedSearch,
     InboxTransaction,
     table_of,
 )
@@ -29,6 +31,8 @@ EVENTS = table_of(InboxEvent)
 GROUPHASHES = table_of(InboxGroupHash)
 ISSUE_TAGS = table_of(InboxIssueTag)
 COMMENTS = table_of(InboxComment)
+SAVED_SEARCHES = table_of(InboxSavedSearch)
+BACKFILLS = table_of(InboxBackfill)
 READ = table_of(InboxRead)
 TRANSACTIONS = table_of(InboxTransaction)
 LOGS = table_of(InboxLog)
