@@ -26,6 +26,7 @@ from app.inbox.retention import Caps, Retention
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from app.ingest.tag_backfill import TagBackfill
 from app.monitoring import server
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
@@ -103,6 +104,9 @@ async def run_inbox(app: Any = None) -> AsyncIterator[None]:
         sender = AlertSender(db.engine(), SETTINGS, Lease(db.engine(), "alert-sender"))
         with sentry_sdk.isolation_scope():  # their queries and requests are no one's breadcrumbs
             tasks = [supervise("lookout-inbox-feeder", feeder.run), supervise("lookout-alert-sender", sender.run)]
+            # Events stored before migration 0015: their tags, indexed once; it ends when done (not supervised).
+            backfill = TagBackfill(db.engine(), Lease(db.engine(), "tag-backfill"))
+            tasks.append(asyncio.create_task(backfill.run(), name="lookout-tag-backfill"))
     try:
         yield
     finally:
