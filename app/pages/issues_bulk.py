@@ -1,0 +1,109 @@
+"""The /issues page's bulk actions: on the issues picked, or on every issue the search matches,
+in chunks off the event loop, with the progress shown as it goes (app/inbox/bulk.py does the work).
+
+`bulk` runs in the background: it checks that the client is a maintainer before each chunk, so a
+session that ends (or a role that changes) stops the work at the next chunk.
+"""
+
+from __future__ import annotations
+
+import anyio.to_thread
+import reflex as rx
+
+from app import db
+from app.console.form_state import FormState
+from app.console.state import bounded
+from app.inbox import bulk
+from app.inbox.search import IssueSearch, SearchError
+from app.inbox.tables import chunks
+
+CHUNK = 500  # issues per transaction (and per access check)
+MAX_ALL_MATCHING = 10_000  # the most issues one bulk action changes
+IGNORE_FOR = {"ignore_1h": 3600.0, "ignore_24h": 86400.0, "ignore_7d": 7 * 86400.0}
+IGNORE_UNTIL = {"ignore_10": 10, "ignore_100": 100}
+SIMPLE = ("resolve", "resolve_next_release", "unresolve", "ignore", "merge", "delete", "unassign")
+DONE = {"resolve": "resolved", "resolve_next_release": "resolved in the next release", "unresolve": "unresolved",
+        "ignore": "ignored", "merge": "merged", "delete": "deleted"}
+
+
+def done_as(action: bulk.Action) -> str:
+    """What the action did to an issue, for the notice ("resolved", "assigned to ada")."""
+    if action.kind == "assign":
+        return f"assigned to {action.assignee}" if action.assignee else "unassigned"
+    return DONE.get(action.kind, action.kind)
+
+
+def action_of(name: str) -> bulk.Action | None:
+    """The action a client names: one of SIMPLE, an IGNORE_FOR or IGNORE_UNTIL key, or "assign:<user>"."""
+    if name in SIMPLE:
+        return bulk.Action("assign", assignee="") if name == "unassign" else bulk.Action(name)
+    if name in IGNORE_FOR:
+        return bulk.Action("ignore", for_s=IGNORE_FOR[name])
+    if name in IGNORE_UNTIL:
+        return bulk.Action("ignore", more_events=IGNORE_UNTIL[name])
+    if name.startswith("assign:") and len(name) > len("assign:"):
+        return bulk.Action("assign", assignee=name[len("assign:"):])
+    return None
+
+
+class BulkActions(FormState, mixin=True):
+    query: str = ""  # the search shown
+    project: str = ""  # its project ("": all)
+    selected: list[int] = []  # the issues picked by hand
+    all_matching: bool = False  # or every issue the search matches
+    working: bool = False
+    progress: str = ""  # "300 of 1,200 resolved"
+    confirming_delete: bool = False
+
+    @rx.event
+    def ask_bulk_delete(self, asking: bool) -> None:
+        if self._begin_change() is not None:
+            self.confirming_delete = asking is True
+
+    @rx.event(background=True)
+    async def bulk(self, name: str) -> None:
+        """Apply the action `name` to the issues picked, or to all the search matches."""
+        async with self:
+            self.confirming_delete = False
+            maintainer = self._begin_change()
+            action = action_of(bounded(name))
+            if maintainer is None or self.working:
+                return
+            if action is None:
+                self.error = "That is not an action the list offers."
+                return
+            if not self.all_matching and not self.selected:
+                self.error = "Pick issues first, or all the issues the search matches."
+                return
+            self.working, self.progress = True, "starting…"
+            picked, everything, query = list(self.selected), self.all_matching, self.query
+            project = int(self.project) if self.project else None
+        try:
+            ids = picked
+            if everything:
+                ids = await anyio.to_thread.run_sync(lambda: IssueSearch(db.engine()).ids(
+                    query, viewer=maintainer.name, project=project, limit=MAX_ALL_MATCHING))
+            done, skipped, errors = 0, 0, []
+            parts = [ids] if action.kind == "merge" else list(chunks(ids, CHUNK))
+            for part in parts:
+                async with self:
+                    if self._maintainer() is None:  # the session ended or the role changed: stop here
+                        self.error = "The bulk action stopped: only a maintainer can change issues."
+                        return
+                outcome = await anyio.to_thread.run_sync(bulk.apply, db.engine(), action, list(part), maintainer.name)
+                done, skipped = done + outcome.done, skipped + outcome.skipped
+                errors += outcome.errors
+                async with self:
+                    self.progress = f"{done + skipped:,} of {len(ids):,}"
+            async with self:
+                unchanged = f"; {skipped:,} unchanged" if skipped else ""
+                self.notice = f"{done:,} of {len(ids):,} issues {done_as(action)}{unchanged}."
+                self.error = errors[0] if errors else ""
+                self.selected, self.all_matching = [], False
+        except (SearchError, ValueError) as exc:
+            async with self:
+                self.error = str(exc)
+        finally:
+            async with self:
+                self.working, self.progress = False, ""
+                await self._show()
