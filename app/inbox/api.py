@@ -1,6 +1,8 @@
 """The inbox's JSON read API, for scripts:
 
-    GET /api/inbox/issues[?status=unresolved&limit=50&offset=0]   → {"issues": [...], "total": n}
+    GET /api/inbox/issues[?query=is:unresolved level:error&sort=date&status=open&project=1&limit=50&offset=0]
+                                                                   → {"issues": [...], "total": n, "direct": bool}
+                                                                     (a query that does not parse: 400, saying why)
     GET /api/inbox/issues/{id}                                     → the issue, or 404
     GET /api/inbox/events/{event_id}                               → {"event": <as sent>, "issue_id": ...}, or 404
 
@@ -36,6 +38,7 @@ from app import routes
 from app.console import access
 from app.console.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Throttle, session_cookie
 from app.inbox.reading import InboxReader
+from app.inbox.search import Found, IssueSearch, SearchError
 from app.protocol.clients import client_address
 from app.settings import SETTINGS
 
@@ -82,6 +85,7 @@ Stats = Callable[[], dict[str, object]]
 def build(reader: InboxReader, accounts: Accounts, stats: Stats | None = None) -> Starlette:
     """The API's routes; `stats` (the tunnel's `snapshot`, which reads the database) answers STATS."""
     throttle = Throttle()  # 5 failed sign-ins in 15 minutes per name and per address
+    search = IssueSearch(reader.engine)  # Sentry's search syntax (docs/search.md), as the console's
     checking = anyio.CapacityLimiter(PASSWORDS_AT_ONCE)
 
     def local_only(handler: Handler) -> Handler:
@@ -143,13 +147,23 @@ def build(reader: InboxReader, accounts: Accounts, stats: Stats | None = None) -
         if not (1 <= limit <= MAX_LIMIT) or offset < 0:
             return error(400, f"limit must be between 1 and {MAX_LIMIT}, and offset at least 0.")
         status = request.query_params.get("status") or None
-        found, total = await anyio.to_thread.run_sync(lambda: reader.issues(status, limit, offset, project=project))
-        return JSONResponse({"issues": found, "total": total, "limit": limit, "offset": offset})
+        text, sort = request.query_params.get("query", ""), request.query_params.get("sort", "date")
+        session = await anyio.to_thread.run_sync(accounts.session, request.cookies.get(COOKIE, ""))
+        viewer = session.name if session is not None else ""  # who `assigned:me` is
+
+        def found() -> Found:
+            return search.search(text, viewer=viewer, sort=sort, project=project, limit=limit, offset=offset, status=status)
+
+        try:
+            page = await anyio.to_thread.run_sync(found)
+        except SearchError as exc:
+            return error(400, str(exc))
+        return JSONResponse({"issues": page.issues, "total": page.total, "direct": page.direct, "limit": limit, "offset": offset})
 
     @local_only
     async def issue(request: Request) -> JSONResponse:
         issue_id = request.path_params["issue_id"]
-        found = await anyio.to_thread.run_sync(reader.issue, issue_id)
+        found = await anyio.to_thread.run_sync(search.issue, issue_id)  # as the list shows it
         return JSONResponse(found) if found else error(404, f"There is no issue {issue_id}.")
 
     @local_only

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+import sqlalchemy
 
 from app.console.accounts import COOKIE, Accounts, Viewer
 from app.inbox import api
@@ -231,3 +232,43 @@ async def test_passwords_are_checked_a_few_at_a_time(inbox: InboxStore) -> None:
         await asyncio.gather(*(proxy.post(api.SIGN_IN, data={"name": f"n{i}", "password": "x"},
                                           headers={"X-Forwarded-For": f"203.0.113.{i}"}) for i in range(12)))
     assert 1 <= peak.most <= api.PASSWORDS_AT_ONCE
+
+
+async def test_a_search_query_answers_and_one_that_does_not_parse_gets_400_with_its_sentence(inbox: InboxStore) -> None:
+    inbox.ingest_envelope(event_envelope(error("'user'")), received_at=100.0)
+    inbox.ingest_envelope(event_envelope({**error("disk full", kind="OSError"), "tags": {"shard": "b_2"}}), received_at=200.0)
+    inbox.change_status(1, "resolved", "alice")
+    async with client(inbox) as http:
+        found = (await http.get("/api/inbox/issues", params={"query": "shard:b_2 disk"})).json()
+        assert [i["title"] for i in found["issues"]] == ["OSError: disk full"] and found["total"] == 1
+        assert found["issues"][0]["short_id"] == "LOOKOUT-2" and found["direct"] is False
+        assert (await http.get("/api/inbox/issues", params={"query": "shard:b?2"})).json()["total"] == 0
+        direct = (await http.get("/api/inbox/issues", params={"query": "LOOKOUT-1"})).json()
+        assert direct["direct"] is True and [i["id"] for i in direct["issues"]] == [1]
+        by_count = (await http.get("/api/inbox/issues", params={"query": "is:resolved", "sort": "new"})).json()
+        assert [i["id"] for i in by_count["issues"]] == [1]
+        still = (await http.get("/api/inbox/issues", params={"status": "open", "query": "level:error"})).json()
+        assert [i["id"] for i in still["issues"]] == [2]
+        for params, sentence in (
+            ({"query": "timesSeen:>abc"}, '"timesSeen:>abc" needs a number after the comparison.'),
+            ({"query": "is:bogus"}, 'Unknown "is:" value "bogus": use unresolved, resolved, ignored, regressed, assigned'
+                                    " or unassigned."),
+            ({"query": "x" * 1001}, "The search is 1,001 characters long; at most 1,000 are allowed."),
+            ({"sort": "oldest"}, 'Unknown sort "oldest": use date, new or freq.'),
+            ({"query": "assigned:me"}, '"assigned:me" needs a signed-in user: name the user instead.'),
+        ):
+            refused = await http.get("/api/inbox/issues", params=params)
+            assert (refused.status_code, refused.json()) == (400, {"detail": sentence})
+
+
+async def test_assigned_to_me_is_the_signed_in_user(inbox: InboxStore) -> None:
+    for name in ("'a'", "'b'"):
+        inbox.ingest_envelope(event_envelope(error(name)))
+    with inbox.engine.begin() as connection:
+        connection.execute(sqlalchemy.text("update inbox_issue set assignee = 'alice' where id = 2"))
+    accounts = Accounts(inbox.engine, from_env={})
+    accounts.add_user("alice", "viewer", "alice-secret")
+    token = accounts.start_session(Viewer("alice", "viewer"))
+    async with client(inbox, address="203.0.113.9", cookies={COOKIE: token}) as http:
+        mine = (await http.get("/api/inbox/issues", params={"query": "assigned:me"})).json()
+        assert [(i["id"], i["assignee"]) for i in mine["issues"]] == [(2, "alice")]
