@@ -82,9 +82,8 @@ def bulk_bar() -> rx.Component:
     )
     return rx.cond(IssuesState.may_change, rx.hstack(
         rx.text(IssuesState.selected.length().to_string() + " picked", id="issues-picked"),
-        rx.el.label(rx.el.input(type="checkbox", checked=IssuesState.all_matching, id="issues-all-matching",
-                                on_change=IssuesState.pick_all_matching),
-                    " all ", IssuesState.total.to_string(), " matching"),
+        rx.checkbox(rx.text("all ", IssuesState.total.to_string(), " matching"), checked=IssuesState.all_matching,
+                    on_change=IssuesState.pick_all_matching, id="issues-all-matching", size="1"),
         bulk_button("Resolve", "resolve", "bulk-resolve", variant="solid"),
         bulk_button("Resolve in next release", "resolve_next_release", "bulk-resolve-next"),
         bulk_button("Unresolve", "unresolve", "bulk-unresolve"),
@@ -102,9 +101,8 @@ def bulk_bar() -> rx.Component:
 
 def issue_row(row: rx.Var[IssueRow]) -> rx.Component:
     return rx.table.row(
-        rx.cond(IssuesState.may_change, rx.table.cell(rx.el.input(
-            type="checkbox", checked=IssuesState.selected.contains(row.id), on_change=IssuesState.toggle(row.id),
-            class_name="issue-pick"))),
+        rx.cond(IssuesState.may_change, rx.table.cell(rx.checkbox(
+            checked=IssuesState.selected.contains(row.id), on_change=IssuesState.toggle(row.id), class_name="issue-pick"))),
         rx.table.cell(
             rx.link(row.title, href=row.href, class_name="issue-title"),
             rx.text(row.short_id, " · ", row.culprit, size="1", color_scheme="gray"),
@@ -133,8 +131,8 @@ def page() -> rx.Component:
                 bulk_bar(),
                 rx.table.root(
                     rx.table.header(rx.table.row(
-                        rx.cond(IssuesState.may_change, rx.table.column_header_cell(rx.el.input(
-                            type="checkbox", on_change=IssuesState.toggle_page, id="issues-pick-page"))),
+                        rx.cond(IssuesState.may_change, rx.table.column_header_cell(rx.checkbox(
+                            on_change=IssuesState.toggle_page, id="issues-pick-page", aria_label="Pick every issue shown"))),
                         *[rx.table.column_header_cell(h) for h in HEADERS])),
                     rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
                     width="100%", id="issues-table",

@@ -15,6 +15,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
+from app.console import state as console
 from app.console.form_state import FormState, is_row_id, project_of
 from app.console.state import ago, bounded, inbox_reader, one_of
 from app.inbox.saved_searches import PINNED, SavedSearches
@@ -119,7 +120,7 @@ class IssuesState(BulkActions, rx.State):
                                                     limit=PAGE_SIZE, offset=self.page_number * PAGE_SIZE, now=now)
             hourly = inbox_reader().hourly([i["id"] for i in found.issues], now)
             return (found, hourly, project_choices(), SavedSearches(db.engine()).visible_to(viewer),
-                    Triage(db.engine()).assignable())
+                    Triage(db.engine(), console.accounts().from_env).assignable())
 
         try:
             found, hourly, projects, saved, self.assignable = await anyio.to_thread.run_sync(read)
@@ -179,8 +180,8 @@ class IssuesState(BulkActions, rx.State):
         self.all_matching = False
 
     @rx.event
-    def toggle_page(self) -> None:
-        """Pick every issue shown, or none when they all are."""
+    def toggle_page(self, _checked: object = None) -> None:
+        """Pick every issue shown, or none when they all are (the box's own state is not trusted)."""
         if not self._admit():
             return
         shown = [row.id for row in self.rows]

@@ -17,9 +17,11 @@ import pytest
 import sqlalchemy
 from playwright.sync_api import Page, expect
 
+from app.console.accounts import hash_password
 from tests.e2e.app_server import AppServer
-from tests.e2e.helpers import LOG_DIR
+from tests.e2e.helpers import LOG_DIR, VIEWER, VIEWER_PASSWORD
 from tests.e2e.local_dsn import local_dsn
+from tests.e2e.triage import drive_triage
 from tests.monitoring.envelopes import error_event
 from tests.services import Postgres, Redis, children
 
@@ -35,7 +37,8 @@ def scaled_app(postgres_server: Postgres, redis_server: Redis) -> Iterator[AppSe
     server = AppServer(
         log_path=LOG_DIR / f"scaled-{time.strftime('%Y%m%d-%H%M%S')}.log",
         env={"DATABASE_URL": postgres_server.url(name), "REDIS_URL": redis_server.url,
-             "GRANIAN_WORKERS": str(WORKERS), "SENTRY_DSN": ""},
+             "GRANIAN_WORKERS": str(WORKERS), "SENTRY_DSN": "",
+             "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}"},
     )
     try:
         server.start()
@@ -83,3 +86,9 @@ def test_two_workers_share_state_in_redis_and_the_inbox_in_postgresql(scaled_app
     page.click("#issue-resolve")
     expect(page.locator("#issue-status")).to_have_text("resolved")
     assert httpx.get(f"{scaled_app.url}/api/inbox/issues/{issue['id']}").json()["status"] == "resolved"
+
+
+def test_triage_on_postgresql(scaled_app: AppServer, page: Page) -> None:
+    """tests/e2e/triage.py's flow (search in the URL, bulk resolve, merge, assignment, comment) with the
+    inbox in PostgreSQL and the page's state in Redis, across two workers."""
+    drive_triage(page, scaled_app)
