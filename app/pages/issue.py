@@ -1,6 +1,8 @@
-"""`/issue?id=N`: one issue: its counts and status, actions, history, and its latest event
-(exception chain with frames, breadcrumbs, tags, contexts). Every string from the event is
-rendered as text.
+"""`/issue?id=N`: one issue, as Sentry's issue page reads: its counts, status, releases and assignee;
+actions; events over time (a bar chart, 24 hours or 30 days); its tags' values with distribution bars;
+one stored event (exception chain with frames, breadcrumbs, tags, contexts as key-value tables) with
+navigation from the latest to the oldest; its merged fingerprints, and the activity timeline with
+comments (app/pages/issue_triage.py). Every string from outside is rendered as text.
 
 The stack view reads like Sentry's (rows from app/presentation/stack.py): in-app frames open with
 their context lines, library frames folded (`toggle_fold` opens one), and a switch between the
@@ -9,12 +11,17 @@ original frames and the minified ones the browser sent (`show_frames`), offered 
 from __future__ import annotations
 
 import reflex as rx
+from reflex.event import EventSpec
 
 from app import routes
+from app.components.charts import counts_bar_chart, period_switch
+from app.components.key_values import context_tables, distribution
 from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.inbox import states
+from app.pages.issue_rows import PERIODS
 from app.pages.issue_state import IssueState
+from app.pages.issue_triage import activity, assignment, merged_hashes
 from app.presentation import stack as present_stack
 
 TITLE = "Issue · Lookout"
@@ -81,6 +88,109 @@ def frames_switch() -> rx.Component:
     ))
 
 
+def header() -> rx.Component:
+    """Title, counts, releases, assignee, the status actions and what the last change did."""
+    return rx.vstack(
+        rx.heading(IssueState.title, size="6", id="page-title"),
+        rx.text(IssueState.culprit, color_scheme="gray", id="issue-culprit"),
+        rx.hstack(
+            rx.badge(IssueState.level), rx.badge(IssueState.status, id="issue-status"),
+            rx.text(IssueState.count, " events · first seen ", IssueState.first_seen,
+                    " · last seen ", IssueState.last_seen, size="2"),
+            align="center", spacing="3", wrap="wrap",
+        ),
+        rx.cond(IssueState.first_release != "", rx.text(
+            "First seen in ", rx.code(IssueState.first_release, id="issue-first-release"),
+            " · last seen in ", rx.code(IssueState.last_release, id="issue-last-release"), size="2",
+        )),
+        assignment(),
+        rx.hstack(
+            *[_action(*action) for action in ACTIONS],
+            rx.cond(
+                IssueState.confirming_delete,
+                rx.hstack(
+                    rx.text("Delete this issue and its stored events for good?", size="2"),
+                    rx.button("Delete", on_click=IssueState.delete, color_scheme="red", id="issue-delete-confirm"),
+                    rx.button("Keep it", on_click=IssueState.ask_delete(False), variant="soft"),
+                    align="center", spacing="2",
+                ),
+                rx.button("Delete…", on_click=IssueState.ask_delete(True), color_scheme="red",
+                          variant="soft", id="issue-delete"),
+            ),
+            spacing="2", wrap="wrap",
+        ),
+        rx.cond(IssueState.message != "", rx.callout(IssueState.message, color_scheme="orange", id="issue-message")),
+        rx.cond(IssueState.notice != "", rx.callout(IssueState.notice, color_scheme="green", id="issue-notice")),
+        width="100%", spacing="2",
+    )
+
+
+def overview() -> rx.Component:
+    """What users said, events over time and the tags' distributions."""
+    return rx.vstack(
+        rx.cond(IssueState.feedback.length() > 0, rx.vstack(
+            rx.heading("What users said", size="4"),
+            rx.foreach(IssueState.feedback, lambda f: rx.box(
+                rx.text(f["message"], class_name="issue-feedback"),
+                rx.text(f["who"], " · ", f["when"], size="1", color_scheme="gray"),
+            )),
+        )),
+        rx.hstack(
+            rx.heading("Events over time", size="4"),
+            rx.text(IssueState.chart_total, " stored (UTC)", size="1", color_scheme="gray", id="issue-chart-total"),
+            rx.spacer(),
+            period_switch(PERIODS, IssueState.period, IssueState.show_period, "issue-period"),
+            align="center", width="100%",
+        ),
+        counts_bar_chart(IssueState.chart, "label", "events", "issue-chart"),
+        rx.heading("Tags", size="4"),
+        distribution(IssueState.distribution, "issue-breakdown"),
+        width="100%", spacing="3",
+    )
+
+
+def _go(label: str, element_id: str, on_click: EventSpec, disabled: rx.Var[bool]) -> rx.Component:
+    return rx.button(label, on_click=on_click, disabled=disabled, variant="outline", size="1", id=element_id)
+
+
+def event_navigation() -> rx.Component:
+    """Latest, newer, "N of M stored" (1: the latest), older, oldest."""
+    at_latest, at_oldest = IssueState.position == 0, IssueState.position + 1 >= IssueState.stored
+    return rx.hstack(
+        rx.heading(rx.cond(at_latest, "Latest event", rx.cond(at_oldest, "Oldest event", "An earlier event")), size="4"),
+        _go("Latest", "issue-latest", IssueState.jump("latest"), at_latest),
+        _go("Newer", "issue-newer", IssueState.turn(-1), at_latest),
+        rx.text((IssueState.position + 1).to_string(), " of ", IssueState.stored.to_string(), " stored",
+                size="2", id="issue-position"),
+        _go("Older", "issue-older", IssueState.turn(1), at_oldest),
+        _go("Oldest", "issue-oldest", IssueState.jump("oldest"), at_oldest),
+        align="center", spacing="3", wrap="wrap",
+    )
+
+
+def shown_event() -> rx.Component:
+    """The event shown: its id, stack, breadcrumbs, tags and contexts."""
+    return rx.vstack(
+        event_navigation(),
+        rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
+                rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
+        frames_switch(),
+        rx.box(rx.foreach(IssueState.stack, stack_row), id="issue-stack", width="100%"),
+        rx.heading("Breadcrumbs", size="4"),
+        rx.table.root(rx.table.body(rx.foreach(IssueState.breadcrumbs, lambda b: rx.table.row(
+            rx.table.cell(b["time"]), rx.table.cell(b["category"]), rx.table.cell(b["level"]),
+            rx.table.cell(b["message"]),
+        ))), id="issue-breadcrumbs", width="100%"),
+        rx.heading("This event's tags", size="4"),
+        rx.data_list.root(rx.foreach(IssueState.tags, lambda t: rx.data_list.item(
+            rx.data_list.label(t[0]), rx.data_list.value(t[1]),
+        )), id="issue-tags"),
+        rx.heading("Contexts", size="4"),
+        context_tables(IssueState.contexts, "issue-contexts"),
+        width="100%", spacing="3",
+    )
+
+
 def page() -> rx.Component:
     return layout(
         rx.link("← Issues", href=routes.ISSUES),
@@ -88,76 +198,7 @@ def page() -> rx.Component:
             IssueState,
             rx.cond(
                 IssueState.found,
-                rx.vstack(
-                    rx.heading(IssueState.title, size="6", id="page-title"),
-                    rx.text(IssueState.culprit, color_scheme="gray", id="issue-culprit"),
-                    rx.hstack(
-                        rx.badge(IssueState.level), rx.badge(IssueState.status, id="issue-status"),
-                        rx.text(IssueState.count, " events · first seen ", IssueState.first_seen,
-                                " · last seen ", IssueState.last_seen, size="2"),
-                        align="center", spacing="3",
-                    ),
-                    rx.hstack(
-                        *[_action(*action) for action in ACTIONS],
-                        rx.cond(
-                            IssueState.confirming_delete,
-                            rx.hstack(
-                                rx.text("Delete this issue and its stored events for good?", size="2"),
-                                rx.button("Delete", on_click=IssueState.delete, color_scheme="red", id="issue-delete-confirm"),
-                                rx.button("Keep it", on_click=IssueState.ask_delete(False), variant="soft"),
-                                align="center", spacing="2",
-                            ),
-                            rx.button("Delete…", on_click=IssueState.ask_delete(True), color_scheme="red",
-                                      variant="soft", id="issue-delete"),
-                        ),
-                        spacing="2", wrap="wrap",
-                    ),
-                    rx.cond(IssueState.message != "", rx.callout(IssueState.message, color_scheme="orange")),
-                    rx.cond(IssueState.feedback.length() > 0, rx.vstack(
-                        rx.heading("What users said", size="4"),
-                        rx.foreach(IssueState.feedback, lambda f: rx.box(
-                            rx.text(f["message"], class_name="issue-feedback"),
-                            rx.text(f["who"], " · ", f["when"], size="1", color_scheme="gray"),
-                        )),
-                    )),
-                    rx.heading("Tags", size="4"),
-                    rx.data_list.root(rx.foreach(IssueState.breakdown, lambda t: rx.data_list.item(
-                        rx.data_list.label(t[0]), rx.data_list.value(t[1]),
-                    )), id="issue-breakdown"),
-                    rx.hstack(
-                        rx.heading(rx.cond(IssueState.position == 0, "Latest event", "An earlier event"), size="4"),
-                        rx.button("Newer", on_click=IssueState.turn(-1), disabled=IssueState.position == 0,
-                                  variant="outline", size="1", id="issue-newer"),
-                        rx.text((IssueState.position + 1).to_string(), " of ", IssueState.stored.to_string(), " stored",
-                                size="2", id="issue-position"),
-                        rx.button("Older", on_click=IssueState.turn(1),
-                                  disabled=IssueState.position + 1 >= IssueState.stored, variant="outline", size="1",
-                                  id="issue-older"),
-                        align="center", spacing="3",
-                    ),
-                    rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
-                            rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
-                    frames_switch(),
-                    rx.box(rx.foreach(IssueState.stack, stack_row), id="issue-stack", width="100%"),
-                    rx.heading("Breadcrumbs", size="4"),
-                    rx.table.root(rx.table.body(rx.foreach(IssueState.breadcrumbs, lambda b: rx.table.row(
-                        rx.table.cell(b["time"]), rx.table.cell(b["category"]), rx.table.cell(b["level"]),
-                        rx.table.cell(b["message"]),
-                    ))), id="issue-breadcrumbs", width="100%"),
-                    rx.heading("This event's tags", size="4"),
-                    rx.data_list.root(rx.foreach(IssueState.tags, lambda t: rx.data_list.item(
-                        rx.data_list.label(t[0]), rx.data_list.value(t[1]),
-                    )), id="issue-tags"),
-                    rx.heading("Contexts", size="4"),
-                    rx.data_list.root(rx.foreach(IssueState.contexts, lambda c: rx.data_list.item(
-                        rx.data_list.label(c[0]), rx.data_list.value(rx.code(c[1], size="1")),
-                    )), id="issue-contexts"),
-                    rx.heading("History", size="4"),
-                    rx.foreach(IssueState.history, lambda h: rx.text(
-                        h["when"], " · ", h["actor"], " · ", h["change"], " ", h["note"], size="2", class_name="issue-change",
-                    )),
-                    width="100%", spacing="3",
-                ),
+                rx.vstack(header(), overview(), shown_event(), merged_hashes(), activity(), width="100%", spacing="5"),
                 rx.text("There is no such issue.", id="issue-missing"),
             ),
         ),

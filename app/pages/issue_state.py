@@ -1,20 +1,31 @@
-"""The /issue page's state: one issue as an allowed client sees it (its counts, status, history,
-and one stored event as display rows: app/presentation/), which event and frames are shown, and a
-maintainer's changes (status, delete) through app/ingest/store.py."""
+"""The /issue page's state: one issue as an allowed client sees it (its counts, status, releases, events
+over time, tag distribution; one stored event as display rows: app/presentation/), which event, period
+and frames are shown, and a maintainer's changes of status and delete through app/ingest/store.py.
+Assignment, comments, the timeline and unmerge: the mixin in app/pages/issue_triage_state.py.
+
+Every handler is a public endpoint (app/console/state.py): it checks the client itself and bounds its
+arguments (a whole step, a choice among the offered ones)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console.state import ConsoleState, ago, inbox_reader, one_of
-from app.inbox import states
+from app.console.state import ago, inbox_reader, one_of
+from app.inbox import issue_stats, states
 from app.ingest.store import InboxStore
+from app.pages.issue_rows import PERIODS, DistributionRow, chart_points, distribution_rows
+from app.pages.issue_triage_state import IssueTriage, TriageView, read_triage
 from app.presentation import event as present, stack as present_stack
+from app.presentation.contexts import ContextRow, context_rows
 from app.protocol.fields import whole
+
+ENDS = ("latest", "oldest")
 
 
 def issue_number(text: object) -> int:
@@ -22,10 +33,39 @@ def issue_number(text: object) -> int:
     return int(text) if isinstance(text, str) and 0 < len(text) <= 18 and text.isascii() and text.isdigit() else 0
 
 
-class IssueState(ConsoleState, rx.State):
+@dataclass(frozen=True)
+class Read:
+    """What one read of the page found (off the event loop): the issue, the event shown and how many are
+    stored, the counts, and the triage side."""
+
+    issue: dict[str, Any]
+    event: dict[str, Any]
+    stored: int
+    position: int
+    buckets: list[issue_stats.Bucket]
+    tags: list[issue_stats.TagValues]
+    releases: tuple[str, str]
+    feedback: list[dict[str, Any]]
+    triage: TriageView
+
+
+def read_issue(issue_id: int, position: int, period: str, author: str, now: float) -> Read | None:
+    """The page's data (blocking); the event at `position` (0: the latest), or the latest when that one is gone."""
+    reader, engine = inbox_reader(), db.engine()
+    issue = reader.issue(issue_id)
+    if issue is None:
+        return None
+    found = reader.issue_event(issue_id, position)
+    if found is None and position:
+        position, found = 0, reader.issue_event(issue_id, 0)
+    event, stored = found if found else ({}, 0)
+    return Read(issue, event, stored, position, issue_stats.events_over_time(engine, issue_id, now, period),
+                issue_stats.tag_distribution(engine, issue_id), issue_stats.releases(engine, issue_id),
+                reader.feedback(issue_id), read_triage(issue_id, author, now))
+
+
+class IssueState(IssueTriage, rx.State):
     found: bool = False
-    message: str = ""
-    issue_id: int = 0
     title: str = ""
     culprit: str = ""
     level: str = ""
@@ -33,15 +73,19 @@ class IssueState(ConsoleState, rx.State):
     count: str = ""
     first_seen: str = ""
     last_seen: str = ""
+    first_release: str = ""
+    last_release: str = ""
+    period: str = PERIODS[0][0]  # of the chart: "24h" or "30d"
+    chart: list[dict[str, Any]] = []  # {"label", "events"} per hour or day
+    chart_total: str = ""
+    distribution: list[DistributionRow] = []
     stack: list[present_stack.StackRow] = []
     has_minified: bool = False  # the event kept the browser's minified frames: the switch is offered
     frames_view: str = present_stack.ORIGINAL
     opened_folds: list[int] = []  # the library folds shown open
     breadcrumbs: list[dict[str, str]] = []
     tags: list[tuple[str, str]] = []
-    contexts: list[tuple[str, str]] = []
-    history: list[dict[str, str]] = []
-    breakdown: list[tuple[str, str]] = []
+    contexts: list[ContextRow] = []
     feedback: list[dict[str, str]] = []
     position: int = 0  # which stored event is shown: 0 the latest
     stored: int = 0  # how many events of the issue are stored
@@ -50,35 +94,38 @@ class IssueState(ConsoleState, rx.State):
     async def _read(self) -> None:
         wanted = issue_number(self.router.url.query_parameters.get("id", ""))
         if wanted != self.issue_id:
-            self.issue_id, self.position, self.opened_folds = wanted, 0, []
-        issue = await anyio.to_thread.run_sync(inbox_reader().issue, self.issue_id)
-        self.found = issue is not None
-        if issue is None:
+            self.issue_id, self.position, self.opened_folds, self.editing = wanted, 0, [], 0
+        now, author = time.time(), self._author()
+        read = await anyio.to_thread.run_sync(read_issue, self.issue_id, self.position, self.period, author, now)
+        self.found = read is not None
+        if read is None:
             return
-        now = time.time()
+        issue = read.issue
         self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
         self.status, self.count = issue["status"], str(issue["event_count"])
         self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
-        found = await anyio.to_thread.run_sync(inbox_reader().issue_event, self.issue_id, self.position)
-        event, self.stored = found if found else ({}, 0)
-        self.event_id = str(event.get("event_id", ""))
-        self.breakdown = await anyio.to_thread.run_sync(inbox_reader().tag_breakdown, self.issue_id)
+        self.first_release, self.last_release = read.releases
+        self.chart = chart_points(read.buckets, self.period)
+        self.chart_total = f"{sum(b.count for b in read.buckets):,}"
+        self.distribution = distribution_rows(read.tags)
         self.feedback = [{
             "when": ago(f["received_at"], now), "who": " ".join(filter(None, (f["name"], f["email"]))) or "someone",
             "message": f["message"],
-        } for f in await anyio.to_thread.run_sync(inbox_reader().feedback, self.issue_id)]
+        } for f in read.feedback]
+        self._show_event(read.event, read.stored, read.position)
+        self._show_triage(read.triage)
+
+    def _show_event(self, event: dict[str, Any], stored: int, position: int) -> None:
+        if position != self.position:
+            self.position, self.opened_folds = position, []
+        self.stored, self.event_id = stored, str(event.get("event_id", ""))
         self.has_minified = present_stack.has_minified(event)
         if not self.has_minified:
             self.frames_view = present_stack.ORIGINAL
         self.stack = present_stack.stack_rows(event, self.frames_view, set(self.opened_folds))
         self.breadcrumbs = present.breadcrumb_rows(event)
         self.tags = present.tag_rows(event)
-        self.contexts = present.context_rows(event)
-        changes = await anyio.to_thread.run_sync(inbox_reader().history, self.issue_id)
-        self.history = [{
-            "when": ago(float(c["at"]), now), "actor": str(c["actor"]),
-            "change": f"{c['from_status']} → {c['to_status']}", "note": str(c["note"]),
-        } for c in changes]
+        self.contexts = context_rows(event)
 
     @rx.event
     async def turn(self, step: int) -> None:
@@ -86,9 +133,27 @@ class IssueState(ConsoleState, rx.State):
         if not self._admit():
             return
         if whole(step):
-            self.position = min(max(0, self.position + step), max(0, self.stored - 1))
-            self.opened_folds = []  # another event: other folds
+            self._go(self.position + step)
         await self._read()
+
+    @rx.event
+    async def jump(self, end: str) -> None:
+        """Show the latest or the oldest stored event."""
+        if not self._admit():
+            return
+        if end in ENDS:
+            self._go(0 if end == "latest" else self.stored - 1)
+        await self._read()
+
+    def _go(self, position: int) -> None:
+        self.position = min(max(0, position), max(0, self.stored - 1))
+        self.opened_folds = []  # another event: other folds
+
+    @rx.event
+    async def show_period(self, period: str) -> None:
+        """Events over the last 24 hours (hourly) or 30 days (daily)."""
+        self.period = one_of(period, [p for p, _ in PERIODS], self.period)
+        await self._show()
 
     @rx.event
     async def show_frames(self, view: str) -> None:
@@ -140,7 +205,7 @@ class IssueState(ConsoleState, rx.State):
         if to_status not in states.ALLOWED or not isinstance(in_next_release, bool):
             self.message = "That is not a status an issue can move to."
             return
-        self.message = ""
+        self.message = self.notice = ""
         try:
             await anyio.to_thread.run_sync(
                 lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, viewer.name, in_next_release)
