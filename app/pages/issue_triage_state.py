@@ -136,7 +136,8 @@ class IssueTriage(ConsoleState, mixin=True):
 
     @rx.event
     def cancel_edit(self) -> None:
-        self.editing = 0
+        if self._admit():  # changes nothing stored, but each handler applies the access rule
+            self.editing = 0
 
     @rx.event
     async def save_edit(self, form: dict[str, Any]) -> None:
