@@ -1,8 +1,9 @@
 """The inbox's JSON read API, for scripts:
 
     GET /api/inbox/issues[?query=is:unresolved level:error&sort=date&status=open&project=1&limit=50&offset=0]
-                                                                   → {"issues": [...], "total": n, "direct": bool}
-                                                                     (a query that does not parse: 400, saying why)
+                                                                   → {"issues": [...], "total": n, "capped": bool, "direct": bool}
+                                                                     (docs/search.md; total counts up to 10,000, capped: more
+                                                                     match; a query that does not parse: 400, saying why)
     GET /api/inbox/issues/{id}                                     → the issue, or 404
     GET /api/inbox/events/{event_id}                               → {"event": <as sent>, "issue_id": ...}, or 404
 
@@ -158,7 +159,8 @@ def build(reader: InboxReader, accounts: Accounts, stats: Stats | None = None) -
             page = await anyio.to_thread.run_sync(found)
         except SearchError as exc:
             return error(400, str(exc))
-        return JSONResponse({"issues": page.issues, "total": page.total, "direct": page.direct, "limit": limit, "offset": offset})
+        return JSONResponse({"issues": page.issues, "total": page.total, "capped": page.capped, "direct": page.direct,
+                             "limit": limit, "offset": offset})
 
     @local_only
     async def issue(request: Request) -> JSONResponse:

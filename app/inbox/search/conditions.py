@@ -1,16 +1,22 @@
 """A typed query (terms.py) as one SQLAlchemy condition on the issues table, every user value a bound
 parameter.
 
-Tags are matched through the per-issue tag index: `key:value` is `id IN (SELECT issue_id FROM
-inbox_issue_tag WHERE key = ? AND value = ?)`, which the index on (key, value, issue_id) answers; a
-negated one is `NOT EXISTS` of the issue's row, which the unique (issue_id, key, value) index answers
-(PostgreSQL plans `NOT IN` over a large set badly). A term matches per issue, not per event:
-`browser.name:Chrome os.name:Linux` finds an issue with a Chrome event and a Linux event.
+Tags are matched through the per-issue tag index, in one of two forms (`Context.forms`, plan.py):
+- LISTED: `id IN (SELECT issue_id FROM inbox_issue_tag WHERE key = ? AND value = ?)`, the list read
+  once from the index on (key, value, issue_id); negated `NOT IN` (on SQLite);
+- PROBED: `EXISTS (... WHERE issue_id = inbox_issue.id AND key = ? ...)`, a probe of the unique
+  (issue_id, key, value) index per issue the other terms leave; negated `NOT EXISTS` (and always on
+  PostgreSQL, which plans `NOT IN` over a large set badly).
+A date is compared on its column (its index), or, SCANNED, on `column + 0`, which no index has: a
+range of most issues reads faster in one pass over the table than through the index.
+A term matches per issue, not per event: `browser.name:Chrome os.name:Linux` finds an issue with a
+Chrome event and a Linux event.
 """
 
 from __future__ import annotations
 
 import operator
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,30 +55,44 @@ IS: dict[str, ColumnElement[bool]] = {
     "unassigned": ISSUES.c.assignee == "",
 }
 LATEST = "latest"  # `release:latest`
+# The newest release is an aggregate over every release row of the tag index (a few hundred ms at
+# 100k issues, no index has its first seen): looked up at most once a minute per database and project.
+LATEST_TTL_S = 60.0
 MAX_PROJECTS = 10_000  # projects read to match a short id's name
 ESCAPE = "/"
+_latest: dict[tuple[str, int | None], tuple[float, str | None]] = {}  # (database, project) → (looked up at, release)
+
+
+LISTED, PROBED, SCANNED = "listed", "probed", "scanned"  # a term's form (above); LISTED and dates on their index by default
 
 
 @dataclass
 class Context:
-    """What matching needs beyond the query: the database (for lookups), who searches, when, in which project."""
+    """What matching needs beyond the query: the database (for lookups), who searches, when, in which
+    project, the form of each term (above), or PROBED for every tag term (`probe_all`)."""
 
     connection: sqlalchemy.Connection
     viewer: str
     now: float
     project: int | None
-    _latest: list[str | None] = field(default_factory=list)  # release:latest, once looked up
+    forms: dict[Term, str] = field(default_factory=dict)
+    probe_all: bool = False
 
     def latest_release(self) -> str | None:
         """The newest release: the one whose first event came last (in the project, if one is searched)."""
-        if not self._latest:
+        key = (str(self.connection.engine.url), self.project)
+        found = _latest.get(key)
+        if found is None or time.monotonic() - found[0] > LATEST_TTL_S:
             first = func.min(ISSUE_TAGS.c.first_seen)
             newest = select(ISSUE_TAGS.c.value).where(ISSUE_TAGS.c.key == "release")
             if self.project is not None:
                 newest = newest.where(ISSUE_TAGS.c.issue_id.in_(select(ISSUES.c.id).where(ISSUES.c.project_id == self.project)))
-            self._latest.append(self.connection.execute(
-                newest.group_by(ISSUE_TAGS.c.value).order_by(first.desc(), ISSUE_TAGS.c.value.desc()).limit(1)).scalar())
-        return self._latest[0]
+            release = self.connection.execute(
+                newest.group_by(ISSUE_TAGS.c.value).order_by(first.desc(), ISSUE_TAGS.c.value.desc()).limit(1)).scalar()
+            if len(_latest) > 1000:
+                _latest.clear()
+            found = _latest[key] = (time.monotonic(), release)
+        return found[1]
 
 
 def condition(query: Query, context: Context) -> ColumnElement[bool]:
@@ -82,16 +102,15 @@ def condition(query: Query, context: Context) -> ColumnElement[bool]:
 
 def term_condition(term: Term, context: Context) -> ColumnElement[bool]:
     match term:
-        case TagTerm():
-            return _tag(term, context)
-        case HasTerm(key=key, negated=negated):
-            return _tagged(ISSUE_TAGS.c.key == key, negated)
+        case TagTerm(negated=negated) | HasTerm(negated=negated):
+            return _tagged(tag_match(term, context), negated, _form(term, context), context)
         case IsTerm(value=value, negated=negated):
             return ~IS[value] if negated else IS[value]
         case AssignedTerm():
             return _assigned(term, context)
-        case DateTerm(field=name, op=op, when=when, ago=ago):
-            return COMPARE[op](ISSUES.c[name], when if when is not None else context.now - (ago or 0.0))
+        case DateTerm(field=name, op=op):
+            column = ISSUES.c[name] + 0 if context.forms.get(term) == SCANNED else ISSUES.c[name]
+            return COMPARE[op](column, moment(term, context))
         case CountTerm(op=op, n=n):
             return COMPARE[op](ISSUES.c.event_count, n)
         case IdTerm(issue_id=issue_id):
@@ -105,29 +124,48 @@ def term_condition(term: Term, context: Context) -> ColumnElement[bool]:
             return ISSUES.c.id.in_(select(EVENTS.c.issue_id).where(
                 EVENTS.c.project_id.in_(select(PROJECTS.c.id)), EVENTS.c.event_id == hex_id))
         case TextTerm(phrase=phrase):
-            wanted = phrase.lower()
-            return (func.lower(ISSUES.c.title).contains(wanted, autoescape=True)
-                    | func.lower(ISSUES.c.culprit).contains(wanted, autoescape=True))
+            pattern = f"%{like_pattern(phrase, wildcards=False)}%"
+            return _like(ISSUES.c.title, pattern, context) | _like(ISSUES.c.culprit, pattern, context)
     raise AssertionError(f"no condition for {term!r}")
 
 
-def _tag(term: TagTerm, context: Context) -> ColumnElement[bool]:
+def moment(term: DateTerm, context: Context) -> float:
+    return term.when if term.when is not None else context.now - (term.ago or 0.0)
+
+
+def tag_match(term: TagTerm | HasTerm, context: Context) -> ColumnElement[bool]:
+    """The tag rows of the term (negated or not): its key, with one of its values for a TagTerm."""
+    if isinstance(term, HasTerm):
+        return ISSUE_TAGS.c.key == term.key
     values = list(term.values)
     if term.key == "release" and LATEST in values:
         latest = context.latest_release()
         values = [value for value in values if value != LATEST] + ([latest] if latest is not None else [])
     exact = [value for value in values if "*" not in value]
     matches = [ISSUE_TAGS.c.value == exact[0] if len(exact) == 1 else ISSUE_TAGS.c.value.in_(exact)] if exact else []
-    matches += [func.lower(ISSUE_TAGS.c.value).like(like_pattern(value.lower()), escape=ESCAPE)
-                for value in values if "*" in value]
-    return _tagged((ISSUE_TAGS.c.key == term.key) & sqlalchemy.or_(sqlalchemy.false(), *matches), term.negated)
+    matches += [_like(ISSUE_TAGS.c.value, like_pattern(value), context) for value in values if "*" in value]
+    return (ISSUE_TAGS.c.key == term.key) & sqlalchemy.or_(sqlalchemy.false(), *matches)
 
 
-def _tagged(match: ColumnElement[bool], negated: bool) -> ColumnElement[bool]:
-    """Issues with a tag row matching `match` (negated: with none)."""
-    if negated:
-        return ~exists(select(ISSUE_TAGS.c.id).where(ISSUE_TAGS.c.issue_id == ISSUES.c.id, match))
-    return ISSUES.c.id.in_(select(ISSUE_TAGS.c.issue_id).where(match))
+def _form(term: Term, context: Context) -> str:
+    return PROBED if context.probe_all else context.forms.get(term, LISTED)
+
+
+def _tagged(match: ColumnElement[bool], negated: bool, form: str, context: Context) -> ColumnElement[bool]:
+    """Issues with a tag row matching `match` (negated: with none), in `form`."""
+    if form == PROBED or (negated and context.connection.dialect.name != "sqlite"):
+        found = exists(select(ISSUE_TAGS.c.id).where(ISSUE_TAGS.c.issue_id == ISSUES.c.id, match))
+        return ~found if negated else found
+    listed = select(ISSUE_TAGS.c.issue_id).where(match)
+    return ISSUES.c.id.not_in(listed) if negated else ISSUES.c.id.in_(listed)
+
+
+def _like(column: ColumnElement[str], pattern: str, context: Context) -> ColumnElement[bool]:
+    """Case-insensitive LIKE: SQLite's own LIKE is (for ASCII, as its lower() is), and reads 5 times
+    faster than lower(column) LIKE; PostgreSQL's is ILIKE."""
+    if context.connection.dialect.name == "sqlite":
+        return column.like(pattern, escape=ESCAPE)
+    return column.ilike(pattern, escape=ESCAPE)
 
 
 def _assigned(term: AssignedTerm, context: Context) -> ColumnElement[bool]:
@@ -140,7 +178,8 @@ def _assigned(term: AssignedTerm, context: Context) -> ColumnElement[bool]:
     return ~matched if term.negated else matched
 
 
-def like_pattern(value: str) -> str:
-    """`value`'s `*` as LIKE's `%`; its own `%`, `_` and the escape character match themselves."""
+def like_pattern(value: str, wildcards: bool = True) -> str:
+    """`value` as a LIKE pattern: its `*` as `%` (if `wildcards`); its own `%`, `_` and the escape
+    character match themselves."""
     escaped = value.replace(ESCAPE, ESCAPE * 2).replace("%", ESCAPE + "%").replace("_", ESCAPE + "_")
-    return escaped.replace("*", "%")
+    return escaped.replace("*", "%") if wildcards else escaped

@@ -21,7 +21,7 @@ import sentry_sdk
 import sqlalchemy
 
 from app.inbox.projects import Projects
-from app.inbox.search import IssueSearch, SearchError
+from app.inbox.search import IssueSearch, SearchError, engine
 from app.inbox.short_ids import short_id
 from app.inbox.tables import ISSUES
 from app.ingest.store import InboxStore
@@ -238,3 +238,26 @@ def test_ids_of_every_match_for_bulk_actions(world: Inbox) -> None:
         world.search.ids("is:bogus")
     with pytest.raises(ValueError, match="bulk action"):
         world.search.ids("", limit=0)
+
+
+SHAPES = ("", "is:unresolved", "level:error", "!level:error", "has:browser", "!has:browser", "release:shop@*",
+          "!release:[shop@1.0, shop@2.0]", "flag:*_on", "disk", "timesSeen:<2", "is:unresolved !environment:staging",
+          "lastSeen:-1d", "age:+7d")
+
+
+@pytest.mark.parametrize(("hits", "window"), [(1, 1), (1, 3), (1, 1000), (2, engine.WINDOW + 1)])
+def test_a_page_is_the_same_however_it_is_read(world: Inbox, hits: int, window: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to MAX_HITS matches, a page is sorted from all their ids; beyond, it is looked for in a window
+    of the issues first in the sort's order (tags probed per issue), else sorted by the database from
+    every match (tags through the key/value index): all give the same pages."""
+    expected = {(text, sort): [issue["id"] for issue in world.search.search(text, sort=sort, now=NOW).issues]
+                for text in SHAPES for sort in ("date", "new", "freq")}
+    monkeypatch.setattr(engine, "MAX_HITS", hits)
+    monkeypatch.setattr(engine, "window_size", lambda end, issues: window)
+    for (text, sort), ids in expected.items():
+        whole = world.search.search(text, sort=sort, now=NOW)
+        assert [issue["id"] for issue in whole.issues] == ids, (text, sort)
+        assert (whole.total, whole.capped) == ((hits, True) if len(ids) > hits else (len(ids), False)), (text, sort)
+        paged = [issue["id"] for offset in range(len(ids))
+                 for issue in world.search.search(text, sort=sort, now=NOW, limit=1, offset=offset).issues]
+        assert paged == ids, (text, sort)
