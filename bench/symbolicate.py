@@ -39,6 +39,7 @@ import sqlalchemy
 
 from app import db
 from app.inbox.reading import InboxReader
+from app.inbox.search import IssueSearch
 from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
@@ -132,7 +133,7 @@ def feed(workdir: Path, bundle_dir: Path, bodies: list[bytes], symbolicate: bool
     rate = feeder.ingested / (time.perf_counter() - start)
     assert feeder.ingested == len(bodies) and feeder.rejected == 0, (feeder.ingested, feeder.rejected)
     reader = InboxReader(engine)
-    issues = reader.issues("open", 1, 0)[1]
+    issues = IssueSearch(engine).search("is:unresolved", limit=1).total
     stored = reader.event(json.loads(bodies[1].split(b"\n")[0])["event_id"])  # its own stack, at the default share
     engine.dispose()
     return rate, issues, stored["event"] if stored else {}

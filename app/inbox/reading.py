@@ -10,7 +10,6 @@ never the page's: the database may hold rows from before a limit, or edited by h
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,6 @@ from sqlalchemy import select
 
 from app.inbox import states
 from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
-from app.inbox.tags import tag_rows
 from app.monitoring.outbox import TABLE as OUTBOX
 from app.protocol import encodings, envelope, payloads
 from app.protocol.fields import seconds
@@ -41,36 +39,6 @@ class InboxReader:
 
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
-
-    def issues(self, status: str | None = None, limit: int = 50, offset: int = 0, search: str = "",
-               level: str = "", environment: str = "", release: str = "",
-               sort: str = "last_seen", project: int | None = None) -> tuple[list[dict[str, Any]], int]:
-        """Issues, most recently seen first (or most events first: `sort="count"`), and how many
-        match in all. `status` "open" means unresolved or regressed; `search` matches title or
-        culprit (case-insensitive); `environment` and `release` match issues with such an event;
-        `project` keeps one project's."""
-        condition = sqlalchemy.true() if project is None else ISSUES.c.project_id == project
-        if level:
-            condition = condition & (ISSUES.c.level == level)
-        for column, wanted in ((EVENTS.c.environment, environment), (EVENTS.c.release, release)):
-            if wanted:
-                condition = condition & ISSUES.c.id.in_(select(EVENTS.c.issue_id).where(column == wanted))
-        if status == "open":
-            condition = condition & ISSUES.c.status.in_(states.OPEN)
-        elif status:
-            condition = condition & (ISSUES.c.status == status)
-        if search.strip():
-            pattern = f"%{search.strip().lower()}%"
-            condition = condition & (sqlalchemy.func.lower(ISSUES.c.title).like(pattern)
-                                     | sqlalchemy.func.lower(ISSUES.c.culprit).like(pattern))
-        with self.engine.connect() as connection:
-            total = connection.execute(select(sqlalchemy.func.count()).select_from(ISSUES).where(condition)).scalar_one()
-            rows = connection.execute(
-                select(*ISSUE_COLUMNS).where(condition)
-                .order_by(ISSUES.c.event_count.desc() if sort == "count" else ISSUES.c.last_seen.desc(), ISSUES.c.id.desc())
-                .limit(limit).offset(offset)
-            ).mappings().all()
-        return [dict(row) for row in rows], int(total)
 
     def issue(self, issue_id: int) -> dict[str, Any] | None:
         with self.engine.connect() as connection:
@@ -123,24 +91,6 @@ class InboxReader:
                 select(COUNTS.c.key, sqlalchemy.func.sum(COUNTS.c.count)).where(COUNTS.c.kind == kind).group_by(COUNTS.c.key)
             ).all()
         return {key: int(total) for key, total in rows}
-
-    def tag_breakdown(self, issue_id: int, recent: int = 500, top: int = 5) -> list[tuple[str, str]]:
-        """For each tag of the issue's `recent` latest events: its `top` values with their share,
-        as (tag, "value 60 % · other 40 %") rows."""
-        with self.engine.connect() as connection:
-            events = kept_events(connection, connection.execute(
-                select(*KEPT).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id.desc()).limit(recent)
-            ).all())
-        values: dict[str, Counter[str]] = {}
-        for event in events:
-            for key, value in tag_rows(event or {}):
-                values.setdefault(key, Counter())[value] += 1
-        rows = []
-        for key in sorted(values):
-            counted = values[key]
-            total = sum(counted.values())
-            rows.append((key, " · ".join(f"{value} {count * 100 // total} %" for value, count in counted.most_common(top))))
-        return rows
 
     def hourly(self, issue_ids: list[int], now: float, hours: int = 24) -> dict[int, list[int]]:
         """Stored events per hour over the last `hours`, oldest hour first, per issue."""

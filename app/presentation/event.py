@@ -2,7 +2,8 @@
 everything as text (never as HTML) and each row is one `rx.foreach` item.
 
 - The exception chain and its frames: app/presentation/stack.py.
-- `breadcrumb_rows`, `tag_rows` (app/inbox/tags.py), `context_rows`: the rest of what Sentry's event page shows.
+- `breadcrumb_rows`, `tag_rows` (app/presentation/tags.py): the rest of what Sentry's event page shows;
+  its contexts: app/presentation/contexts.py.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from app.inbox.tags import MAX_PAIRS, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
+from app.presentation.tags import MAX_PAIRS, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
 from app.protocol.fields import seconds
 
 # Rows sent to a page at most: an event or trace may hold far more (100,000 breadcrumbs fit in a
@@ -40,18 +41,6 @@ def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
             "level": display(crumb.get("level")) or "info",
             "message": message,
         })
-    return rows
-
-
-def context_rows(event: dict[str, Any]) -> list[tuple[str, str]]:
-    """One row per context (and request and user): its name and its fields as compact JSON."""
-    rows = []
-    contexts = event.get("contexts")
-    for name, value in list(contexts.items() if isinstance(contexts, dict) else [])[:MAX_PAIRS]:
-        rows.append((display(name), _json(value)))
-    for key in ("request", "user", "sdk"):
-        if event.get(key):
-            rows.append((key, _json(event[key])))
     return rows
 
 

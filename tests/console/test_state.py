@@ -17,7 +17,7 @@ from reflex.state import State
 import app.app  # noqa: F401 (registers every page's state)
 from app.console import state as console
 from app.console.state import ConsoleState
-from app.inbox.reading import InboxReader
+from app.inbox.search import IssueSearch
 from tests.console.clients import LOOPBACK, MARKER, STRANGER, client_state, console_database, run, shown
 
 
@@ -38,7 +38,7 @@ def console_states() -> list[type[ConsoleState]]:
 
 
 def statuses(engine: sqlalchemy.Engine) -> list[tuple[int, str]]:
-    found, _ = InboxReader(engine).issues(None, 100, 0)
+    found = IssueSearch(engine).search("", limit=100).issues
     return [(issue["id"], issue["status"]) for issue in found]
 
 

@@ -16,6 +16,7 @@ from app import db
 from app.inbox import projects as module
 from app.inbox.projects import Project, Projects, settle_local_dsn
 from app.inbox.reading import InboxReader
+from app.inbox.search import IssueSearch
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
@@ -37,8 +38,8 @@ def test_an_added_project_gets_the_next_id_a_random_key_and_takes_its_events(inb
     inbox.ingest_envelope(event_envelope(event, dsn=added.dsn("localhost")))
     reader = InboxReader(inbox.engine)
     assert reader.event(event["event_id"])["project_id"] == 2
-    assert [i["project_id"] for i in reader.issues(project=2)[0]] == [2]
-    assert reader.issues(project=1) == ([], 0)
+    assert [i["project_id"] for i in IssueSearch(inbox.engine).search("", project=2).issues] == [2]
+    assert IssueSearch(inbox.engine).search("", project=1).total == 0
     assert reader.facets()["project"] == ["1 · Lookout", "2 · Billing", "3 · Search"]
     with pytest.raises(UnknownProject):  # a DSN with the right id but another project's key
         inbox.ingest_envelope(event_envelope(error("x"), dsn=f"http://{added.public_key}@localhost/1"))
@@ -97,7 +98,7 @@ async def test_a_tunnel_on_a_fresh_database_refuses_the_old_public_key(engine: s
         await tunnel.writer.close()
     assert refused.status_code == 403 and "not one this tunnel forwards for" in refused.json()["detail"]
     assert accepted.status_code == 200
-    assert InboxFeeder(outbox, inbox).feed_once() == 1 and InboxReader(engine).issues()[1] == 1
+    assert InboxFeeder(outbox, inbox).feed_once() == 1 and IssueSearch(engine).search("").total == 1
 
 
 def at_revision_0010_with_the_old_key(path: Path) -> tuple[sqlalchemy.Engine, dict]:
@@ -126,7 +127,7 @@ def test_an_install_with_the_old_public_key_gets_a_random_one_and_loses_nothing(
     inbox = InboxStore(engine)
     assert InboxFeeder(OutboxStore(engine), inbox).feed_once() == 1  # the waiting envelope, under the new key
     assert InboxReader(engine).event(waiting["event_id"])["project_id"] == 1
-    assert [i["title"] for i in InboxReader(engine).issues()[0]] == ["KeyError: 'waiting'", "KeyError: 'read before'"]
+    assert [i["title"] for i in IssueSearch(engine).search("").issues] == ["KeyError: 'waiting'", "KeyError: 'read before'"]
     with pytest.raises(UnknownProject):
         inbox.ingest_envelope(event_envelope(error("x"), dsn=OLD_DSN))
 

@@ -15,7 +15,8 @@ import sqlalchemy
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app import db
-from app.inbox.reading import InboxReader, TraceReader
+from app.inbox.reading import TraceReader
+from app.inbox.search import IssueSearch
 from app.inbox.tables import READ
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import REJECTED, InboxFeeder
@@ -125,7 +126,7 @@ async def test_hostile_envelopes_get_an_answer_and_every_accepted_one_is_account
     local.feed()  # raises if the feeder would die on a row
     assert local.unaccounted() == []
     # Every read of the console pages still works over what was stored.
-    InboxReader(local.engine).issues(None, 25, 0)
+    IssueSearch(local.engine).search("")
     TraceReader(local.engine).transactions(50, 0, "")
     TraceReader(local.engine).logs(200, "", "")
 
@@ -140,5 +141,5 @@ async def test_a_normal_event_after_the_hostile_ones_is_in_the_inbox(local: Loca
             "event", json.dumps({"event_id": uuid.uuid4().hex, "message": marker}).encode())]))
     assert answer.status_code == 200
     local.feed()
-    found, _ = InboxReader(local.engine).issues(None, 25, 0, marker)
+    found = IssueSearch(local.engine).search(marker).issues
     assert [issue["title"] for issue in found] == [marker]

@@ -112,7 +112,9 @@ def test_traces_and_logs_are_read_back(inbox: InboxStore) -> None:
 
 
 def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
+    from app.inbox.issue_stats import tag_distribution
     from app.inbox.reading import InboxReader
+    from app.inbox.search import IssueSearch
 
     def add(value: str, count: int, **extra: object) -> None:
         for n in range(count):
@@ -120,20 +122,20 @@ def test_filters_sort_paging_breakdown_and_hours(inbox: InboxStore) -> None:
 
     add("'a'", 3, environment="production", release="shop@1")
     add("'b'", 1, environment="staging", level="warning")
-    reader = InboxReader(inbox.engine)
+    reader, search = InboxReader(inbox.engine), IssueSearch(inbox.engine)
     assert reader.facets() == {"project": ["1 · Lookout"], "level": ["error", "warning"],
                                "environment": ["production", "staging"], "release": ["shop@1"]}
-    assert [i["title"] for i in reader.issues(environment="staging")[0]] == ["KeyError: 'b'"]
-    assert [i["title"] for i in reader.issues(release="shop@1")[0]] == ["KeyError: 'a'"]
-    assert [i["title"] for i in reader.issues(level="warning")[0]] == ["KeyError: 'b'"]
-    assert [i["event_count"] for i in reader.issues(sort="count")[0]] == [3, 1]
-    issue_a = reader.issues(release="shop@1")[0][0]["id"]
+    assert [i["title"] for i in search.search("environment:staging").issues] == ["KeyError: 'b'"]
+    assert [i["title"] for i in search.search("release:shop@1").issues] == ["KeyError: 'a'"]
+    assert [i["title"] for i in search.search("level:warning").issues] == ["KeyError: 'b'"]
+    assert [i["event_count"] for i in search.search("", sort="freq").issues] == [3, 1]
+    issue_a = search.search("release:shop@1").issues[0]["id"]
     latest, stored = reader.issue_event(issue_a, 0)
     oldest, _ = reader.issue_event(issue_a, 2)
     assert stored == 3 and latest["tags"] == {"n": "0"} and oldest["tags"] == {"n": "0"}
     assert reader.issue_event(issue_a, 3) is None
-    breakdown = dict(reader.tag_breakdown(issue_a))
-    assert breakdown["n"] == "0 66 % · 1 33 %" and breakdown["environment"] == "production 100 %"
+    tags = {(t.key, v.value): v.percent for t in tag_distribution(inbox.engine, issue_a) for v in t.values}
+    assert tags[("n", "0")] == 66 and tags[("n", "1")] == 33 and tags[("environment", "production")] == 100
     assert reader.hourly([issue_a], now=7200.0 + 3600) == {issue_a: [0] * 23 + [3]}
 
 
@@ -158,7 +160,7 @@ def test_feedback_and_counted_items(inbox: InboxStore) -> None:
     inbox.ingest_envelope(body)  # counts add up; feedback has no id and is kept twice
     assert (result.feedback, result.counted) == (2, 3)
     reader = InboxReader(inbox.engine)
-    issue_id = reader.issues()[0][0]["id"]
+    issue_id = reader.event(event["event_id"])["issue_id"]
     assert [(f["name"], f["message"]) for f in reader.feedback(issue_id)][:2] == [
         ("Bo", "same here"), ("Ann", "<b>It broke</b> when I paid")]
     assert reader.counts("session") == {"r1|prod|crashed": 2, "r1|prod|exited": 6, "r1|prod|errored": 2}

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy
 
 from app.console.state import REFUSED
-from app.inbox.reading import InboxReader
+from app.inbox.search import IssueSearch
 from app.ingest.store import InboxStore
 from app.pages import issue
 from app.pages.issue_state import IssueState
@@ -45,7 +45,7 @@ def issue_id(engine: sqlalchemy.Engine) -> int:
         "raw_stacktrace": {"frames": [{"module": "probe.min", "function": "q", "lineno": 1, "in_app": True}]},
     }]}}
     InboxStore(engine).ingest_envelope(build(str(SETTINGS.local_dsn), [("event", json.dumps(event).encode())]))
-    found, _ = InboxReader(engine).issues(None, 100, 0)
+    found = IssueSearch(engine).search("", limit=100).issues
     return next(i["id"] for i in found if MARKER in i["title"])
 
 

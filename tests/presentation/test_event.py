@@ -20,14 +20,13 @@ def test_breadcrumbs_tags_and_contexts() -> None:
     assert present.breadcrumb_rows(EVENT) == [
         {"time": "00:00:00", "category": "http", "level": "info", "message": '{"url": "/x"}'}]
     assert present.tag_rows(EVENT) == [("release", "shop@2"), ("route", "/orders")]
-    assert present.context_rows(EVENT) == [("os", '{"name": "Linux"}')]
 
 
 @pytest.mark.parametrize("path", SAMPLE_PATHS, ids=lambda p: str(p.relative_to(SAMPLES)))
 def test_every_sample_can_be_shown(path) -> None:
     event = json.loads(path.read_text())
     assert all(isinstance(v, str) for row in present.breadcrumb_rows(event) for v in row.values())
-    assert all(isinstance(k, str) and isinstance(v, str) for k, v in present.tag_rows(event) + present.context_rows(event))
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in present.tag_rows(event))
 
 
 def test_a_trace_is_one_tree_on_one_timeline() -> None:
@@ -83,7 +82,6 @@ def test_an_event_shows_a_bounded_number_of_rows_of_each_kind() -> None:
     assert breadcrumbs[0]["message"] == f"{100_000 - present.MAX_BREADCRUMBS} older breadcrumbs not shown"
     assert breadcrumbs[-1]["message"] == "c99999"  # the newest kept
     assert len(present.tag_rows(event)) <= present.MAX_PAIRS
-    assert len(present.context_rows(event)) <= present.MAX_PAIRS
 
 
 def test_spans_whose_parents_form_a_loop_are_still_shown_once() -> None:

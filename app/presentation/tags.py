@@ -1,5 +1,5 @@
-"""An event's tags as (key, value) pairs of bounded text: what the issue page shows
-(app/presentation/event.py) and what the issue's tag breakdown counts (app/inbox/reading.py)."""
+"""An event's tags as (key, value) pairs of bounded text, as the issue page shows the event's own
+(app/presentation/event.py; the issue's tag distributions come from the tag index: app/inbox/issue_stats.py)."""
 
 from __future__ import annotations
 
