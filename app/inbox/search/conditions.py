@@ -61,9 +61,7 @@ LATEST_TTL_S = 60.0
 MAX_PROJECTS = 10_000  # projects read to match a short id's name
 ESCAPE = "/"
 _latest: dict[tuple[str, int | None], tuple[float, str | None]] = {}  # (database, project) → (looked up at, release)
-
-
-LISTED, PROBED, SCANNED = "listed", "probed", "scanned"  # a term's form (above); LISTED and dates on their index by default
+LISTED, PROBED, SCANNED = "listed", "probed", "scanned"  # the forms above; a term has LISTED (a date: its index) unless told
 
 
 @dataclass

@@ -30,7 +30,7 @@ BROAD_DATES = 10_000
 def forms(query: Query, context: Context) -> dict[Term, str]:
     """The form of each tag and date term of `query` (the others have one form)."""
     tagged = [term for term in query.terms if isinstance(term, TagTerm | HasTerm)]
-    rows = {term: _counted(ISSUE_TAGS.c.id, tag_match(term, context), ESTIMATE_CAP, context) for term in tagged}
+    rows = {term: _counted(ISSUE_TAGS.c.issue_id, tag_match(term, context), ESTIMATE_CAP, context) for term in tagged}
     positive = sorted((term for term in tagged if not term.negated), key=lambda term: rows[term])
     driver = positive[0] if positive and not (isinstance(positive[0], HasTerm) and rows[positive[0]] >= SMALL) else None
     short_driver = driver is not None and rows[driver] < SMALL
@@ -50,7 +50,7 @@ def forms(query: Query, context: Context) -> dict[Term, str]:
 
 
 def _counted(column: ColumnElement[int], where: ColumnElement[bool], cap: int, context: Context) -> int:
-    """How many rows match `where`, counted up to `cap`."""
+    """How many rows match `where`, counted up to `cap` (from an index alone, when it has `column`)."""
     capped = select(column).where(where).limit(cap).subquery()
     return int(context.connection.execute(select(func.count()).select_from(capped)).scalar_one())
 
