@@ -5,8 +5,8 @@ A query of one issue id, short id or event id is a direct hit (`Found.direct`): 
 names none, it is searched as the text it is (`404`, `read-only` are words too), as Sentry does.
 
 Matches are counted up to MAX_HITS, as Sentry counts them (its `X-Max-Hits`): beyond, `Found.total`
-is MAX_HITS and `Found.capped` says there are more. Up to MAX_HITS, one read of their ids and sort
-keys gives the count and the page. Beyond, the page is first looked for among the issues first in the
+is MAX_HITS and `Found.capped` says there are more. Up to MAX_HITS, one statement reads their ids and
+sort keys and gives the count and the page's ids. Beyond, the page is first looked for among the issues first in the
 sort's order (its index: last seen, first seen), a bounded window in which each issue is checked as
 it comes (tag terms as probes of its own tag rows: conditions.py); if the window holds no full page
 (the matches are old ones, or sorted by events), the matches are sorted by the database.
@@ -84,11 +84,10 @@ class IssueSearch:
                     return Found(_shown(connection, hit[offset:offset + limit]), 1, direct=True)
                 query = Query((TextTerm(text.strip()),))
             context.forms = forms(query, context)
-            keyed = connection.execute(
-                select(ISSUES.c.id, KEYS[sort]).where(scope, condition(query, context)).limit(MAX_HITS + 1)).all()
-            if len(keyed) <= MAX_HITS:
-                ranked = sorted(keyed, key=lambda row: (row[1], row[0]), reverse=True)[offset:offset + limit]
-                return Found(_shown(connection, _by_id(connection, [row[0] for row in ranked])), len(keyed))
+            matched = select(ISSUES.c.id, KEYS[sort].label("key")).where(scope, condition(query, context)).limit(MAX_HITS + 1)
+            ids, total = _ranked(connection, matched.subquery(), limit, offset)
+            if total <= MAX_HITS:
+                return Found(_shown(connection, _by_id(connection, ids)), total)
             return Found(_shown(connection, _page(query, context, scope, sort, limit, offset)), MAX_HITS, capped=True)
 
     def ids(self, text: str, *, viewer: str = "", project: int | None = None, limit: int = 10_000,
@@ -135,6 +134,17 @@ def _page(query: Query, context: Context, scope: ColumnElement[bool], sort: str,
             return rows
     ranked = select(ISSUES.c.id).where(scope, condition(query, context)).order_by(*SORTED_AFTER[sort]).limit(limit).offset(offset)
     return connection.execute(select(*COLUMNS).where(ISSUES.c.id.in_(ranked)).order_by(*SORTS[sort])).mappings().all()
+
+
+def _ranked(connection: sqlalchemy.Connection, matched: sqlalchemy.Subquery, limit: int, offset: int) -> tuple[list[int], int]:
+    """The page's ids of the (up to MAX_HITS + 1) `matched` issues, and how many matched: one read of
+    the matches, sorted and counted by the database (no row of them made in Python)."""
+    page = connection.execute(
+        select(matched.c.id, func.count().over()).order_by(matched.c.key.desc(), matched.c.id.desc()).limit(limit).offset(offset)
+    ).all()
+    if page:
+        return [row[0] for row in page], int(page[0][1])
+    return [], int(connection.execute(select(func.count()).select_from(matched)).scalar_one())  # a page past the end
 
 
 def window_size(end: int, issues: int) -> int:

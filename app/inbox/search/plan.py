@@ -2,8 +2,10 @@
 
 SQLite plans without statistics (nobody runs ANALYZE on an app's database), so a search tells it
 what the indexes know. Each tag term's rows are counted in the tag index, up to ESTIMATE_CAP (an
-index-only read of at most that many entries), and:
-- the positive term with the fewest rows is LISTED: the list drives the search;
+index-only read of at most that many entries; a wildcard's are not, as that reads every value of its
+key: it counts as many), and:
+- the positive term with the fewest rows is LISTED: the list drives the search (HASHED on PostgreSQL
+  if it has SMALL rows or more);
 - any other term with fewer than SMALL rows is LISTED too (a short list is cheap to build and check);
 - every other positive term, and a `has:` with many rows (one per value: `has:user.email` reads a
   row per user), is PROBED: one index probe per issue the other terms leave;
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from sqlalchemy import ColumnElement, func, select
 
-from app.inbox.search.conditions import COMPARE, LISTED, PROBED, SCANNED, Context, moment, tag_match
+from app.inbox.search.conditions import COMPARE, HASHED, LISTED, PROBED, SCANNED, Context, moment, tag_match
 from app.inbox.search.terms import DateTerm, HasTerm, Query, TagTerm, Term
 from app.inbox.tables import ISSUE_TAGS, ISSUES
 
@@ -30,14 +32,15 @@ BROAD_DATES = 10_000
 def forms(query: Query, context: Context) -> dict[Term, str]:
     """The form of each tag and date term of `query` (the others have one form)."""
     tagged = [term for term in query.terms if isinstance(term, TagTerm | HasTerm)]
-    rows = {term: _counted(ISSUE_TAGS.c.issue_id, tag_match(term, context), ESTIMATE_CAP, context) for term in tagged}
+    rows = {term: ESTIMATE_CAP if isinstance(term, TagTerm) and term.wildcard  # counting would read every value
+            else _counted(ISSUE_TAGS.c.issue_id, tag_match(term, context), ESTIMATE_CAP, context) for term in tagged}
     positive = sorted((term for term in tagged if not term.negated), key=lambda term: rows[term])
     driver = positive[0] if positive and not (isinstance(positive[0], HasTerm) and rows[positive[0]] >= SMALL) else None
     short_driver = driver is not None and rows[driver] < SMALL
     chosen: dict[Term, str] = {}
     for term in tagged:
         if term == driver or rows[term] < SMALL:
-            chosen[term] = LISTED
+            chosen[term] = HASHED if rows[term] >= SMALL and context.connection.dialect.name != "sqlite" else LISTED
         elif not term.negated or short_driver or isinstance(term, HasTerm):
             chosen[term] = PROBED
         else:
