@@ -21,7 +21,7 @@ import sentry_sdk
 import sqlalchemy
 
 from app.inbox.projects import Projects
-from app.inbox.search import IssueSearch, SearchError, engine
+from app.inbox.search import IssueSearch, SearchError, engine, plan
 from app.inbox.short_ids import short_id
 from app.inbox.tables import ISSUES
 from app.ingest.store import InboxStore
@@ -261,3 +261,20 @@ def test_a_page_is_the_same_however_it_is_read(world: Inbox, hits: int, window: 
         paged = [issue["id"] for offset in range(len(ids))
                  for issue in world.search.search(text, sort=sort, now=NOW, limit=1, offset=offset).issues]
         assert paged == ids, (text, sort)
+
+
+@pytest.mark.parametrize(("small", "broad_dates"), [(1, 1), (3, 2)])
+def test_every_form_the_plan_may_choose_finds_the_same_issues(world: Inbox, small: int, broad_dates: int,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a few rows counting as many, tags are hashed (PostgreSQL) or probed and dates scanned,
+    instead of listed and read through their index: the same issues in the same order."""
+    shapes = (*SHAPES, "level:error environment:production", "flag:50%_on !has:browser", "release:[shop@1.1, shop@2.0] has:user",
+              "is:unresolved release:shop@1.0 !environment:staging", "age:-24h level:error", "firstSeen:2024-05-01",
+              "firstSeen:>2024-05-09")
+    expected = {(text, sort): [issue["id"] for issue in world.search.search(text, sort=sort, now=NOW).issues]
+                for text in shapes for sort in ("date", "freq")}
+    monkeypatch.setattr(plan, "SMALL", small)
+    monkeypatch.setattr(plan, "BROAD_DATES", broad_dates)
+    for (text, sort), ids in expected.items():
+        assert [issue["id"] for issue in world.search.search(text, sort=sort, now=NOW).issues] == ids, (text, sort)
+        assert world.search.ids(text, now=NOW) == expected[text, "date"], text
