@@ -12,8 +12,9 @@ key: it counts as many), and:
 - every other negated term is PROBED when a short list drives, else LISTED on SQLite (one list of
   the issues to leave out reads faster than a probe for every issue).
 A date range of at least BROAD_DATES issues is SCANNED on SQLite: one pass over the table reads
-faster than a lookup per issue in the index's order. PostgreSQL keeps its own statistics and plans:
-the forms chosen for it change little.
+faster than a lookup per issue in the index's order. PostgreSQL has statistics, but takes a tag's key
+and value as independent: it is told the same forms, a broad driving list HASHED (conditions.py);
+its dates are left to its own plans.
 """
 
 from __future__ import annotations
