@@ -21,7 +21,9 @@ IGNORE_CHOICES = [("ignore", "Ignore for good"), *((k, f"Ignore for {k.split('_'
 def search_bar() -> rx.Component:
     return rx.form(
         rx.hstack(
-            rx.input(name="query", value=IssuesState.draft, on_change=IssuesState.set_draft.debounce(300),
+            # Not bound to the state as it is typed: the URL's search is the box's text, and a new URL
+            # (a search, Back) makes a new box (`key`) showing its own.
+            rx.input(name="query", default_value=IssuesState.query, key=IssuesState.query,
                      placeholder="is:unresolved browser.name:Chrome …", id="issues-search", width="32em"),
             rx.button("Search", type="submit", id="issues-search-go"),
             native_select(list(SORTS), IssuesState.sort, IssuesState.set_sort, "issues-sort"),

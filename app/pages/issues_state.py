@@ -77,7 +77,6 @@ class SavedRow:
 class IssuesState(BulkActions, rx.State):
     live_route = routes.ISSUES
     # `query` and `project` (BulkActions'): the search shown, from the URL.
-    draft: str = DEFAULT_QUERY  # the search box, as typed
     sort: str = "date"
     problem: str = ""  # why the search in the URL does not parse
     rows: list[IssueRow] = []
@@ -105,7 +104,7 @@ class IssuesState(BulkActions, rx.State):
         project = project if 0 < len(project) <= 18 and project.isascii() and project.isdigit() else ""
         if (query, sort, project) != (self.query, self.sort, self.project):
             self.page_number, self.selected, self.all_matching = 0, [], False
-        self.query, self.draft, self.sort, self.project = query, query, sort, project
+        self.query, self.sort, self.project = query, sort, project
         return await FormState.load(self)
 
     async def _read(self) -> None:
@@ -135,11 +134,6 @@ class IssuesState(BulkActions, rx.State):
             level=issue["level"], status=issue["status"], count=issue["event_count"], last_seen=ago(issue["last_seen"], now),
             href=f"{routes.ISSUE}?id={issue['id']}", spark=sparkline(hourly[issue["id"]]), assignee=issue["assignee"],
         ) for issue in found.issues]
-
-    @rx.event
-    def set_draft(self, text: str) -> None:
-        if self._admit():
-            self.draft = bounded(text, MAX_QUERY)
 
     @rx.event
     async def search(self, form: dict):  # noqa: ANN201 (a redirect to the search's URL)
