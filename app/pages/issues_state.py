@@ -81,6 +81,7 @@ class IssuesState(BulkActions, rx.State):
     problem: str = ""  # why the search in the URL does not parse
     rows: list[IssueRow] = []
     total: int = 0
+    capped: bool = False  # more match than the engine counts (app/inbox/search/engine.py): "10000+"
     page_number: int = 0
     project_list: list[str] = [ANY_PROJECT]
     saved: list[SavedRow] = []
@@ -126,7 +127,7 @@ class IssuesState(BulkActions, rx.State):
         except SearchError as exc:
             self.problem, self.rows, self.total = str(exc), [], 0
             return
-        self.problem, self.total = "", found.total
+        self.problem, self.total, self.capped = "", found.total, found.capped
         self.project_list = [ANY_PROJECT, *projects]
         self.saved = [SavedRow(s.id, s.name, search_url(s.query, s.sort), s.pinned) for s in saved]
         self.rows = [IssueRow(
