@@ -61,15 +61,18 @@ test-deps:
 	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
-# `make test` runs six things at once (tests/side_by_side.sh): lint; the browser tests in three
+# `make test` runs five things at once (tests/side_by_side.sh): lint; the browser tests in three
 # processes, the hostile-client tests in two (each with an app built in a copy of the project) and all
-# the others (in order, sharing the app built here in .web/); the unit tests, in UNIT_WORKERS processes
-# (pytest-xdist; `worksteal`: an idle process takes tests from a busy one); and the reliability tests
-# (tests/reliability: the pipeline under granian, loaded and faulted), in two. Much of the tests' time
-# is waiting (servers down, retries, receivers, an alert sender's pace), so more processes than cores pays.
+# the others (in order, sharing the app built here in .web/); and the unit and reliability tests
+# together, in UNIT_WORKERS processes (pytest-xdist; `worksteal`: an idle process takes tests from a busy
+# one). Much of their time is waiting (servers down, retries, receivers, an alert sender's pace), so more
+# processes than cores pays; one pool for both keeps the machine's load what the browser tests stand.
+# `make unit` leaves out tests/reliability (the pipeline under granian, loaded and faulted: half of the
+# CPU), for fast feedback; `make reliability` runs those alone.
 UNIT_WORKERS ?= 4
 UNIT := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e --ignore=tests/reliability
 RELIABILITY := $(PY) -m pytest -n 2 --dist worksteal tests/reliability
+UNIT_AND_RELIABILITY := $(PY) -m pytest -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/e2e
 HOSTILE := tests/e2e/test_hostile_clients.py
 E2E := $(PY) -m pytest tests/e2e --ignore=$(HOSTILE)
 # The hostile-client tests in two processes, each with an app of its own (a backend process is busy
@@ -88,7 +91,7 @@ OUTPUT := tests/e2e/logs
 NICE := nice -n 10
 test: setup test-deps
 	@bash tests/side_by_side.sh $(OUTPUT) "lint=$(NICE) $(VENV)/bin/ruff check && $(NICE) $(VENV)/bin/mypy" "browser=$(E2E)" "hostile-1=$(NICE) $(E2E_HOSTILE_1)" \
-	  "hostile-2=$(NICE) $(E2E_HOSTILE_2)" "reliability=$(NICE) $(RELIABILITY)" "unit=$(NICE) $(UNIT)"
+	  "hostile-2=$(NICE) $(E2E_HOSTILE_2)" "unit=$(NICE) $(UNIT_AND_RELIABILITY)"
 
 unit: setup
 	$(UNIT)
