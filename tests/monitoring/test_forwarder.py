@@ -66,7 +66,9 @@ async def test_timeouts_are_retried(make_pipeline, upstream: Upstream) -> None:
 
 async def test_upstream_down_then_back_delivers_all_once_in_order(make_pipeline, upstream: Upstream) -> None:
     upstream.stop()
-    pipeline = await make_pipeline(sentry_settings(upstream))
+    # A refused connection fails at once whatever the timeout; a long one keeps a loaded machine's slow
+    # answer (the upstream is a thread of this process) from being taken for a lost one and sent again.
+    pipeline = await make_pipeline(sentry_settings(upstream, forward_timeout_s=30.0))
     dsn = str(pipeline.settings.dsn)
     bodies = [error_event(dsn, message=f"envelope {i}") for i in range(1000)]
     for body in bodies:
