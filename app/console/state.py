@@ -119,8 +119,12 @@ class ConsoleState(rx.State, mixin=True):
         keeps none of its data and `refused` says why; if so, `viewer` says who it is."""
         found = self._viewer()
         if found is None:
-            self.reset()  # whatever an earlier, allowed client read goes (a session may have ended)
-            self.refused = REFUSED
+            # Whatever an earlier, allowed client read goes (a session may have ended). A state refused
+            # already holds nothing since; resetting it again would send the client every var of it
+            # once more, for each event of a flood.
+            if self.refused != REFUSED:
+                self.reset()
+                self.refused = REFUSED
             return False
         self.refused = ""
         self.viewer = "" if found is THIS_MACHINE else f"{found.name} ({found.role})"
