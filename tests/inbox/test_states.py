@@ -61,6 +61,28 @@ def test_ignored_issues_stay_ignored_until_unignored(inbox: InboxStore) -> None:
     assert status(inbox, issue_id) == states.UNRESOLVED
 
 
+def test_an_ignore_until_more_events_runs_out_with_the_event_that_reaches_the_count(inbox: InboxStore) -> None:
+    issue_id = issue_of(inbox)  # 1 event
+    with inbox.engine.begin() as connection:
+        states.ignore(connection, issue_id, "ada", more_events=2)
+    issue_of(inbox)
+    assert status(inbox, issue_id) == states.IGNORED  # 1 more of 2
+    issue_of(inbox)
+    assert status(inbox, issue_id) == states.UNRESOLVED
+    assert InboxReader(inbox.engine).history(issue_id)[-1]["note"] == "the ignore ran out"
+    assert query(inbox, "select ignored_until, ignored_until_count from inbox_issue") == [(None, None)]
+
+
+def test_an_ignore_for_a_time_runs_out_with_the_first_event_after_it(inbox: InboxStore) -> None:
+    issue_id = issue_of(inbox)
+    with inbox.engine.begin() as connection:
+        states.ignore(connection, issue_id, "ada", for_s=3600, now=10_000.0)
+    inbox.ingest_envelope(event_envelope(error("'user'")), received_at=10_000.0 + 3599)
+    assert status(inbox, issue_id) == states.IGNORED
+    inbox.ingest_envelope(event_envelope(error("'user'")), received_at=10_000.0 + 3600)
+    assert status(inbox, issue_id) == states.UNRESOLVED
+
+
 @pytest.mark.parametrize(("first", "then"), [("ignored", "resolved"), ("resolved", "ignored")])
 def test_changes_the_state_does_not_allow_are_refused(inbox: InboxStore, first: str, then: str) -> None:
     issue_id = issue_of(inbox)
