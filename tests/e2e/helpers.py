@@ -107,10 +107,11 @@ def _log_about(app_server: AppServer, event_id: str) -> str:
     return "\n".join([line for line in lines if any(w in line for w in words)][-40:]) or "(nothing)"
 
 
-def started_app(request: pytest.FixtureRequest, database: Path, name: str, root: Path = ROOT) -> Iterator[AppServer]:
+def started_app(request: pytest.FixtureRequest, database: Path, name: str, root: Path = ROOT,
+                env: dict[str, str] | None = None) -> Iterator[AppServer]:
     """The production app built in `root` and started with a database of its own (the tests never
-    touch the developer's lookout.db), for a fixture to `yield from`: stopped afterwards, its log
-    (tests/e2e/logs/NAME-<time>.log) kept only when a test failed."""
+    touch the developer's lookout.db) and `env` besides, for a fixture to `yield from`: stopped
+    afterwards, its log (tests/e2e/logs/NAME-<time>.log) kept only when a test failed."""
     server = AppServer(
         log_path=LOG_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root,
         # No raw envelope is deleted during the run (cap 5,000 by default; the hostile-client runs make
@@ -122,7 +123,7 @@ def started_app(request: pytest.FixtureRequest, database: Path, name: str, root:
              "LOOKOUT_INBOX_MAX_EVENTS": "1000000",
              "LOOKOUT_CONSOLE_USERS": f"{VIEWER}:viewer:{hash_password(VIEWER_PASSWORD)}",
              # The alerts page's tests add webhooks on loopback (tests/e2e/test_alerts.py).
-             "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1"},
+             "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1", **(env or {})},
     )
     server.tree_before = tree_state()
     try:
