@@ -19,6 +19,7 @@ from app import db
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
 from app.inbox.reading import InboxReader, TraceReader
+from app.inbox.triage import Triage
 
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
@@ -38,6 +39,12 @@ def accounts() -> Accounts:
 def inbox_reader() -> InboxReader:
     """Issues and their events, as the console pages read them."""
     return InboxReader(db.engine())
+
+
+def triage() -> Triage:
+    """A team's changes to issues (assign, comment, merge, bulk actions), as the console pages make them;
+    the users of LOOKOUT_CONSOLE_USERS may be assigned too."""
+    return Triage(db.engine(), accounts().from_env)
 
 
 def trace_reader() -> TraceReader:

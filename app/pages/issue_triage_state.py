@@ -17,10 +17,9 @@ import reflex as rx
 from sqlalchemy import select
 
 from app import db
-from app.console import state as console
 from app.console.accounts import Viewer
 from app.console.form_state import is_row_id
-from app.console.state import ConsoleState, bounded
+from app.console.state import ConsoleState, bounded, triage
 from app.inbox.activity import MAX_COMMENT
 from app.inbox.states import StateError
 from app.inbox.tables import ISSUES
@@ -33,11 +32,6 @@ NOT_YOURS = "Only its author can change a comment."
 COMMENT_BODY = "issue-comment-body"  # the new comment's text area
 FINGERPRINT_LENGTH = 64  # sha256 hex
 MAX_NAME = 200  # characters of an assignee's name a client sends
-
-
-def triage() -> Triage:
-    """Triage on the console's database; the users of LOOKOUT_CONSOLE_USERS may be assigned too."""
-    return Triage(db.engine(), console.accounts().from_env)
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,12 @@ session that ends (or a role that changes) stops the work at the next chunk.
 
 from __future__ import annotations
 
-import functools
-
 import anyio.to_thread
 import reflex as rx
 
 from app import db
-from app.console import state as console
 from app.console.form_state import FormState
-from app.console.state import bounded
+from app.console.state import bounded, triage
 from app.inbox import bulk
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.tables import chunks
@@ -93,8 +90,7 @@ class BulkActions(FormState, mixin=True):
                     if self._maintainer() is None:  # the session ended or the role changed: stop here
                         self.error = "The bulk action stopped: only a maintainer can change issues."
                         return
-                outcome = await anyio.to_thread.run_sync(functools.partial(
-                    bulk.apply, db.engine(), action, list(part), maintainer.name, also=console.accounts().from_env))
+                outcome = await anyio.to_thread.run_sync(triage().bulk, action, list(part), maintainer.name)
                 done, skipped = done + outcome.done, skipped + outcome.skipped
                 errors += outcome.errors
                 async with self:

@@ -15,13 +15,11 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console import state as console
 from app.console.form_state import FormState, is_row_id, project_of
-from app.console.state import ago, bounded, inbox_reader, one_of
+from app.console.state import ago, bounded, inbox_reader, one_of, triage
 from app.inbox.saved_searches import PINNED, SavedSearches
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.search.grammar import MAX_QUERY_CHARS as MAX_QUERY
-from app.inbox.triage import Triage
 from app.pages.issues_bulk import BulkActions
 from app.presentation.event import sparkline
 from app.protocol.fields import whole
@@ -120,7 +118,7 @@ class IssuesState(BulkActions, rx.State):
                                                     limit=PAGE_SIZE, offset=self.page_number * PAGE_SIZE, now=now)
             hourly = inbox_reader().hourly([i["id"] for i in found.issues], now)
             return (found, hourly, project_choices(), SavedSearches(db.engine()).visible_to(viewer),
-                    Triage(db.engine(), console.accounts().from_env).assignable())
+                    triage().assignable())
 
         try:
             found, hourly, projects, saved, self.assignable = await anyio.to_thread.run_sync(read)
