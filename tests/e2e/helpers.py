@@ -76,14 +76,18 @@ def _copy_project(destination: Path, front_end: bool = True) -> None:
                     ignore=lambda folder, _: ["build", "lookout-sourcemaps"] if Path(folder) == web else [])
 
 
-def serving(server: AppServer) -> Iterator[AppServer]:
-    """`server` started, for a fixture to `yield from`: stopped afterwards; its log kept only if it failed to start."""
+def serving(request: pytest.FixtureRequest, server: AppServer) -> Iterator[AppServer]:
+    """`server` started, for a fixture to `yield from`: stopped afterwards; its log kept only if it
+    failed to start or a test of the run failed."""
     server.start()
     try:
         yield server
     finally:
         server.stop()
-        server.log_path.unlink(missing_ok=True)
+        if request.session.testsfailed:
+            print(f"\napp log kept at {server.log_path}")
+        else:
+            server.log_path.unlink(missing_ok=True)
 
 
 def inbox_event(app_server: AppServer, event_id: str, timeout: float = 30) -> dict:

@@ -26,7 +26,7 @@ def sentry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecondLookout]:
 
 
 @pytest.fixture(scope="module")
-def sentry_mode_app(app_server: AppServer, sentry: SecondLookout,
+def sentry_mode_app(request: pytest.FixtureRequest, app_server: AppServer, sentry: SecondLookout,
                     tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """The app built and served in Sentry mode, reporting to and uploading to `sentry` (`app_server`
     first: its build installed the front end this copy is built with)."""
@@ -36,7 +36,7 @@ def sentry_mode_app(app_server: AppServer, sentry: SecondLookout,
     env = {"DATABASE_URL": f"sqlite:///{root / 'sentry-mode.db'}", "SENTRY_DSN": dsn,
            "SENTRY_URL": sentry.server.url, "SENTRY_AUTH_TOKEN": sentry.token, "SENTRY_ORG": "lookout",
            "SENTRY_PROJECT": str(sentry.project_id), "LOOKOUT_SERVER_MONITORING": "off"}
-    yield from serving(AppServer(log_path=LOG_DIR / f"sentry-mode-{time.strftime('%Y%m%d-%H%M%S')}.log",
+    yield from serving(request, AppServer(log_path=LOG_DIR / f"sentry-mode-{time.strftime('%Y%m%d-%H%M%S')}.log",
                                  env=env, root=root))
 
 

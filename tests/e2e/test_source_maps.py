@@ -28,22 +28,13 @@ CASES = [
 ]
 
 
-def trigger(page: Page, server: AppServer, button: str, tries: int = 1) -> dict:
-    """Click a `/try` button; the inbox's stored event (`/api/inbox/events/<id>`). `tries` > 1: the
-    page is opened and the button clicked again when no confirmation came (see the dev-mode test)."""
-    for attempt in range(1, tries + 1):
-        open_page(page, server, "/try")
-        page.click(f"#{button}")
-        try:
-            expect(page.locator("#try-confirmation")).to_contain_text("sent as event", timeout=10_000 * attempt)
-            event_id = page.locator("#try-confirmation").text_content().split("event ")[1].rstrip(".")
-            # The reload that follows Vite's first optimisation can also take the event itself with it
-            # (seen in CI: the tunnel never heard of it): then the page is opened and clicked again too.
-            return inbox_event(server, event_id, timeout=30 if attempt < tries else 60)
-        except AssertionError:
-            if attempt == tries:
-                raise
-    raise AssertionError("unreachable: the last try returns or raises")
+def trigger(page: Page, server: AppServer, button: str) -> dict:
+    """Click a `/try` button; the inbox's stored event (`/api/inbox/events/<id>`)."""
+    open_page(page, server, "/try")
+    page.click(f"#{button}")
+    expect(page.locator("#try-confirmation")).to_contain_text("sent as event", timeout=10_000)
+    event_id = page.locator("#try-confirmation").text_content().split("event ")[1].rstrip(".")
+    return inbox_event(server, event_id)
 
 
 def main_exception(stored: dict) -> dict:
@@ -113,7 +104,8 @@ def test_building_leaves_the_tree_as_it_was(app_server: AppServer) -> None:
 
 
 @pytest.fixture(scope="module")
-def second_build(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+def second_build(request: pytest.FixtureRequest, app_server: AppServer,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """The same app built again in another directory, after a change that moves the chunk hashes and
     the positions in the chunk that throws, serving the same database (as after a deploy)."""
     root = tmp_path_factory.mktemp("second-build") / "lookout"
@@ -122,7 +114,7 @@ def second_build(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory
     text = page_source.read_text()
     assert '"const lookoutTry = {\\n"' in text
     page_source.write_text(text.replace('"const lookoutTry = {\\n"', '"// the second build\\n\\nconst lookoutTry = {\\n"'))
-    yield from serving(AppServer(log_path=LOG_DIR / f"second-build-{time.strftime('%Y%m%d-%H%M%S')}.log",
+    yield from serving(request, AppServer(log_path=LOG_DIR / f"second-build-{time.strftime('%Y%m%d-%H%M%S')}.log",
                                  env=app_server.env, root=root))
 
 
@@ -172,22 +164,25 @@ def test_the_issue_page_shows_original_frames_and_can_switch_to_minified(app_ser
 
 
 @pytest.fixture(scope="module")
-def dev_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+def dev_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """The app under `reflex run` in dev mode (Vite serving unminified modules with inline maps), in
     a copy of the project with a database of its own."""
     root = tmp_path_factory.mktemp("dev") / "lookout"
     _copy_project(root)
+    # The database outside the copy: `reflex run` in dev mode restarts its backend on any change to a
+    # file at the project's top level that existed when it started, and SQLite's `dev.db-wal` beside
+    # the code changes with every write (the tunnel's included) - the backend restarted under the
+    # test's click, and on a busy machine the page's websocket stayed down past every retry.
+    database = tmp_path_factory.mktemp("dev-db") / "dev.db"
     server = AppServer(log_path=LOG_DIR / f"dev-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root, dev=True,
-                       env={"DATABASE_URL": f"sqlite:///{root / 'dev.db'}", "SENTRY_DSN": ""})
+                       env={"DATABASE_URL": f"sqlite:///{database}", "SENTRY_DSN": ""})
     server.url = f"http://localhost:{server.port}"  # the dev server's own origin, as `reflex run` prints it
-    yield from serving(server)
+    yield from serving(request, server)
 
 
 def test_dev_mode_stacks_show_the_source_file_and_line(dev_app: AppServer, page: Page) -> None:
     page.set_default_timeout(60_000)  # Vite transforms each module on its first request
-    # Vite optimises dependencies on a dev server's first visits and then reloads the page, which can
-    # drop the click in flight (seen once in CI: no confirmation within 10 s): open and click again.
-    stored = trigger(page, dev_app, "try-thrown", tries=3)
+    stored = trigger(page, dev_app, "try-thrown")
     frames = main_exception(stored)["stacktrace"]["frames"]
     [thrower] = [f for f in frames if f.get("context_line", "").strip() == "throw new Error('Lookout try: a thrown error');"]
     generated = (dev_app.root / TRY_MODULE).read_text().splitlines()
