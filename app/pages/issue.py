@@ -199,7 +199,8 @@ def page() -> rx.Component:
             rx.cond(
                 IssueState.found,
                 rx.vstack(header(), overview(), shown_event(), merged_hashes(), activity(), width="100%", spacing="5"),
-                rx.text("There is no such issue.", id="issue-missing"),
+                rx.cond(IssueState.loaded, rx.text("There is no such issue.", id="issue-missing"),
+                        rx.text("Loading the issue…", id="issue-loading")),
             ),
         ),
     )

@@ -65,6 +65,7 @@ def read_issue(issue_id: int, position: int, period: str, author: str, now: floa
 
 
 class IssueState(IssueTriage, rx.State):
+    loaded: bool = False  # read once: until then the page says it is loading, not that there is no issue
     found: bool = False
     title: str = ""
     culprit: str = ""
@@ -97,7 +98,7 @@ class IssueState(IssueTriage, rx.State):
             self.issue_id, self.position, self.opened_folds, self.editing = wanted, 0, [], 0
         now, author = time.time(), self._author()
         read = await anyio.to_thread.run_sync(read_issue, self.issue_id, self.position, self.period, author, now)
-        self.found = read is not None
+        self.loaded, self.found = True, read is not None
         if read is None:
             return
         issue = read.issue
