@@ -1,5 +1,11 @@
 """What happens when a Reflex event handler raises: one error report, and a toast for the user.
 
+An event the handler could not even be called with is the client's doing, not the app's: Reflex
+raises while binding it (an argument missing or unknown, a `setvar` of no such var), before any of
+the app's code ran. A page from before a deploy sends those, and so does any websocket client that
+makes its own events: reporting each as an error of the app would let anyone fill the inbox. Those
+get a toast asking for a reload and one warning line per handler and kind in the terminal.
+
 Reflex calls `App.backend_exception_handler` with the exception after the handler's task ended,
 with the failed event's OpenTelemetry context attached; `event_tracing` kept that event's Sentry
 scopes, so the report carries the event, its route and session, and the event's transaction (one
@@ -14,23 +20,39 @@ import logging
 import reflex as rx
 import sentry_sdk
 from reflex_base.event import EventSpec
-from sentry_sdk.integrations.logging import ignore_logger
+from sentry_sdk.integrations.logging import ignore_logger, ignore_logger_for_sentry_logs
 from sentry_sdk.utils import event_from_exception
 
 from app.monitoring import event_tracing
 
 logger = logging.getLogger(__name__)
 ignore_logger(__name__)
+refused_logger = logging.getLogger(f"{__name__}.refused")  # neither an error event nor a Sentry log
+ignore_logger(refused_logger.name)
+ignore_logger_for_sentry_logs(refused_logger.name)
 
 TOAST_ID = "lookout-backend-error"
 TOAST_TITLE = "Something went wrong on our side."
+STALE_TITLE = "This page is out of date."
+# Where Reflex 0.10 binds an event to its handler (reflex_base's `process_event` calls the handler with
+# the payload's arguments; `setvar` looks up the var's setter): an exception raised in these frames
+# themselves means the handler never ran.
+BINDING_FRAMES = (("/reflex_base/event/processor/base_state_processor.py", "process_event"),
+                  ("/reflex/state.py", "setvar"))
+REFUSED_LOGGED_MAX = 256  # (handler, exception type) pairs warned about once each, per process
+_refused_logged: set[tuple[str, str]] = set()
 
 processor: event_tracing.EventTransactions | None = None  # set when the server SDK starts
 
 
 def backend_exception_handler(exception: Exception) -> EventSpec:
-    """Report the exception once (with its event's scope) and tell the user, kindly."""
+    """Report the exception once (with its event's scope) and tell the user, kindly; an event the
+    client got wrong (`client_fault`) is not reported, and the user is asked to reload."""
     with event_tracing.failed_event_scope(processor) as info:
+        if client_fault(exception):
+            _log_refused(info.handler if info else "?", exception)
+            return rx.toast.error(STALE_TITLE, description="Reload it and try again.", id=TOAST_ID,
+                                  position="top-center", duration=8000)
         client = sentry_sdk.get_client()
         event, hint = event_from_exception(
             exception, client_options=client.options, mechanism={"type": "reflex", "handled": False},
@@ -47,3 +69,25 @@ def backend_exception_handler(exception: Exception) -> EventSpec:
         position="top-center",
         duration=8000,
     )
+
+
+def client_fault(exception: BaseException) -> bool:
+    """Whether Reflex raised `exception` binding the client's event to its handler: a TypeError or
+    AttributeError whose innermost frame is one of BINDING_FRAMES (a handler that raises one itself
+    has its own frame innermost, and is reported)."""
+    if not isinstance(exception, (TypeError, AttributeError)) or exception.__traceback__ is None:
+        return False
+    innermost = exception.__traceback__
+    while innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    code = innermost.tb_frame.f_code
+    return any(code.co_name == name and code.co_filename.replace("\\", "/").endswith(path) for path, name in BINDING_FRAMES)
+
+
+def _log_refused(handler: str, exception: BaseException) -> None:
+    key = (handler, type(exception).__name__)
+    if key in _refused_logged or len(_refused_logged) >= REFUSED_LOGGED_MAX:
+        return
+    _refused_logged.add(key)
+    refused_logger.warning("an event for %s could not be bound to it (%s: %s); not reported, further ones not logged",
+                           handler, type(exception).__name__, str(exception)[:200])
