@@ -42,10 +42,15 @@ def anyio_backend() -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser tests last: fast feedback first, and Playwright's sync API keeps an event loop
-    running in the main thread once started, which async tests cannot share. Of those, the
-    scaled-out app last: its build replaces the static files the session's app serves."""
-    items.sort(key=lambda item: ("/e2e/" in str(item.path), item.path.name == "test_scale_out.py"))
+    """The reliability tests first: they wait the longest (an alert sender's pace, outages; up to
+    2 min for one test), so under `-n` they start at once and their waits overlap the short tests
+    (xdist's worksteal hands the rest to processes as they come free) and, in `make test`, the other
+    parts' work, rather than leaving a run's last minutes to a test that waits. Browser tests last: fast feedback
+    first, and Playwright's sync API keeps an event loop running in the main thread once started,
+    which async tests cannot share. Of those, the scaled-out app last: its build replaces the
+    static files the session's app serves."""
+    items.sort(key=lambda item: ("/e2e/" in str(item.path), item.path.name == "test_scale_out.py",
+                                 "/reliability/" not in str(item.path)))
 
 
 def need(server: str) -> None:
