@@ -24,6 +24,7 @@ from sentry_sdk.integrations.logging import ignore_logger, ignore_logger_for_sen
 from sentry_sdk.utils import event_from_exception
 
 from app.monitoring import event_tracing
+from app.monitoring.event_binding import client_fault
 
 logger = logging.getLogger(__name__)
 ignore_logger(__name__)
@@ -34,11 +35,6 @@ ignore_logger_for_sentry_logs(refused_logger.name)
 TOAST_ID = "lookout-backend-error"
 TOAST_TITLE = "Something went wrong on our side."
 STALE_TITLE = "This page is out of date."
-# Where Reflex 0.10 binds an event to its handler (reflex_base's `process_event` calls the handler with
-# the payload's arguments; `setvar` looks up the var's setter): an exception raised in these frames
-# themselves means the handler never ran.
-BINDING_FRAMES = (("/reflex_base/event/processor/base_state_processor.py", "process_event"),
-                  ("/reflex/state.py", "setvar"))
 REFUSED_LOGGED_MAX = 256  # (handler, exception type) pairs warned about once each, per process
 _refused_logged: set[tuple[str, str]] = set()
 
@@ -47,7 +43,7 @@ processor: event_tracing.EventTransactions | None = None  # set when the server 
 
 def backend_exception_handler(exception: Exception) -> EventSpec:
     """Report the exception once (with its event's scope) and tell the user, kindly; an event the
-    client got wrong (`client_fault`) is not reported, and the user is asked to reload."""
+    client got wrong (`event_binding.client_fault`) is not reported, and the user is asked to reload."""
     with event_tracing.failed_event_scope(processor) as info:
         if client_fault(exception):
             _log_refused(info.handler if info else "?", exception)
@@ -69,19 +65,6 @@ def backend_exception_handler(exception: Exception) -> EventSpec:
         position="top-center",
         duration=8000,
     )
-
-
-def client_fault(exception: BaseException) -> bool:
-    """Whether Reflex raised `exception` binding the client's event to its handler: a TypeError or
-    AttributeError whose innermost frame is one of BINDING_FRAMES (a handler that raises one itself
-    has its own frame innermost, and is reported)."""
-    if not isinstance(exception, (TypeError, AttributeError)) or exception.__traceback__ is None:
-        return False
-    innermost = exception.__traceback__
-    while innermost.tb_next is not None:
-        innermost = innermost.tb_next
-    code = innermost.tb_frame.f_code
-    return any(code.co_name == name and code.co_filename.replace("\\", "/").endswith(path) for path, name in BINDING_FRAMES)
 
 
 def _log_refused(handler: str, exception: BaseException) -> None:

@@ -9,12 +9,15 @@ span id, made current in a scope of its own for the handler's code, so sentry-sd
 httpx integrations hang their spans under it: click → event handler → SQL → HTTP in one trace.
 
 When a handler raises, its scope (tags, contexts, the finished transaction) is kept for the
-backend exception handler (event_errors.py), which Reflex calls later from another task.
+backend exception handler (event_errors.py), which Reflex calls later from another task. An event
+Reflex could not bind to its handler (`event_binding.client_fault`) is no work of the app: it makes
+no transaction (a client sending thousands of them would fill the inbox with them).
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +33,8 @@ from reflex_base.constants import RouteVar
 from reflex_base.event.context import EventContext
 from sentry_sdk.scope import use_isolation_scope, use_scope
 from sentry_sdk.tracing import Span as SentrySpan, Transaction, TransactionSource
+
+from app.monitoring.event_binding import client_fault
 
 OP = "reflex.event"
 ORIGIN = "auto.function.reflex"
@@ -99,7 +104,11 @@ class EventTransactions(SpanProcessor):
             return
         failed = span.status.status_code is StatusCode.ERROR
         opened.transaction.set_status("internal_error" if failed else "ok")
-        if failed:
+        # A failed span ends while its exception propagates (OpenTelemetry's `use_span` ends it in a
+        # `finally`), so the exception is the one being handled here.
+        if failed and client_fault(sys.exc_info()[1]):
+            opened.transaction.sampled = False  # not sent
+        elif failed:
             scopes = (sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope(), opened.info)
             self._failed[context.span_id] = scopes
             while len(self._failed) > KEEP_FAILED:

@@ -7,6 +7,8 @@ to a real server on loopback, through sentry-sdk's own integrations.
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 import sentry_sdk
@@ -14,7 +16,9 @@ import sqlalchemy
 from opentelemetry import context as context_api, trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from reflex.state import State
 from reflex_base import otel
+from reflex_base.event.processor.base_state_processor import process_event
 
 from app.monitoring import event_errors, event_tracing, server
 from app.settings import Settings
@@ -111,3 +115,17 @@ def test_an_error_without_a_known_event_is_still_reported(traced, monkeypatch) -
     [event] = transport.items("event")
     assert event["exception"]["values"][-1]["value"] == "Lookout test: no event"
     assert "reflex" not in event.get("contexts", {})
+
+
+def test_an_event_reflex_cannot_bind_makes_no_transaction(traced) -> None:
+    """A client's event that never reached its handler (Reflex's own `process_event` raising while
+    binding it) is no work of the app; a handler that raises is still one (the test above)."""
+    transport, tracer, processor = traced
+    with pytest.raises(TypeError):
+        with tracer.start_as_current_span(ATTRIBUTES[otel.ATTR_EVENT_NAME], context=from_browser(),
+                                          attributes=ATTRIBUTES) as span:
+            asyncio.run(process_event(handler=State.event_handlers["set_is_hydrated"], payload={},
+                                      state=State(_reflex_internal_init=True), root_state=None))
+    sentry_sdk.flush()
+    assert transport.items("transaction") == []
+    assert processor.failed_event(span.get_span_context().span_id) is None  # nothing kept for a report
