@@ -47,8 +47,7 @@ def backend_exception_handler(exception: Exception) -> EventSpec:
     with event_tracing.failed_event_scope(processor) as info:
         if client_fault(exception):
             _log_refused(info.handler if info else "?", exception)
-            return rx.toast.error(STALE_TITLE, description="Reload it and try again.", id=TOAST_ID,
-                                  position="top-center", duration=8000)
+            return _toast(STALE_TITLE, "Reload it and try again.")
         client = sentry_sdk.get_client()
         event, hint = event_from_exception(
             exception, client_options=client.options, mechanism={"type": "reflex", "handled": False},
@@ -58,13 +57,12 @@ def backend_exception_handler(exception: Exception) -> EventSpec:
     logger.error("event handler failed%s (reported as %s)", where, event_id or "nothing: monitoring is off",
                  exc_info=exception)
     reference = f" Reference: {event_id[:8]}." if event_id else ""
-    return rx.toast.error(
-        TOAST_TITLE,
-        description=f"The action did not complete; it has been reported.{reference}",
-        id=TOAST_ID,
-        position="top-center",
-        duration=8000,
-    )
+    return _toast(TOAST_TITLE, f"The action did not complete; it has been reported.{reference}")
+
+
+def _toast(title: str, description: str) -> EventSpec:
+    """The one toast a failed event shows (a later failure replaces it: same id)."""
+    return rx.toast.error(title, description=description, id=TOAST_ID, position="top-center", duration=8000)
 
 
 def _log_refused(handler: str, exception: BaseException) -> None:

@@ -130,12 +130,4 @@ def started_app(request: pytest.FixtureRequest, database: Path, name: str, root:
              "LOOKOUT_WEBHOOK_ALLOW": "127.0.0.1", **(env or {})},
     )
     server.tree_before = tree_state()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        if request.session.testsfailed:
-            print(f"\napp log kept at {server.log_path}")
-        else:
-            server.log_path.unlink(missing_ok=True)
+    yield from serving(request, server)
