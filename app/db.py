@@ -19,11 +19,23 @@ ROOT = Path(__file__).resolve().parent.parent
 ALEMBIC_INI = ROOT / "alembic.ini"
 
 
+# A SQLite connection is an open file that no server drops: no ping before each use, and a pool as
+# large as the threads that use it at once, so a busy backend reuses its connections instead of
+# opening one (and setting its pragmas) per burst. Reflex's defaults (a ping, 5 + 10 overflow) are
+# for a database server, and PostgreSQL keeps them.
+SQLITE_POOL = {"pool_pre_ping": False, "pool_size": 20, "max_overflow": 20}
+
+
 def engine(url: str | None = None) -> sqlalchemy.Engine:
     """The engine for `url`, or for the configured `db_url` (shared with Reflex's own)."""
-    from reflex.model import get_engine
+    from reflex import model
+    from reflex_base.config import get_config
 
-    eng = get_engine(url)
+    url = url or get_config().db_url
+    if url is not None and url.startswith("sqlite") and url not in model._ENGINE:
+        # Made here with SQLite's pool and kept where Reflex looks, so `rx.session()` shares it.
+        model._ENGINE[url] = sqlalchemy.create_engine(url, **{**model.get_engine_args(url), **SQLITE_POOL})
+    eng = model.get_engine(url)
     if eng.dialect.name == "sqlite" and not sqlalchemy.event.contains(eng, "connect", _sqlite_pragmas):
         sqlalchemy.event.listen(eng, "connect", _sqlite_pragmas)
         eng.dispose()  # connections opened before the listener existed lack the pragmas

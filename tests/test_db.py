@@ -1,5 +1,6 @@
 """The database: SQLite settings, and migrations that reach head and match the models exactly."""
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,18 @@ def test_connections_get_the_chosen_synchronous_level(tmp_path, monkeypatch) -> 
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_a_sqlite_engine_keeps_the_connections_of_a_burst_for_the_next(tmp_path) -> None:
+    from reflex.model import get_engine
+
+    url = f"sqlite:///{tmp_path / 'burst.db'}"
+    engine = db.engine(url)
+    opened: list[object] = []
+    sqlalchemy.event.listen(engine, "connect", lambda connection, _record: opened.append(connection))
+    for _ in range(2):  # two bursts of 12 connections at once (Reflex's default pool keeps 5)
+        with contextlib.ExitStack() as burst:
+            for _ in range(12):
+                burst.enter_context(engine.connect())
+    assert len(opened) == 12  # the second burst reused the first one's
+    assert get_engine(url) is engine  # Reflex's sessions share it

@@ -12,6 +12,10 @@ When a handler raises, its scope (tags, contexts, the finished transaction) is k
 backend exception handler (event_errors.py), which Reflex calls later from another task. An event
 Reflex could not bind to its handler (`event_binding.client_fault`) is no work of the app: it makes
 no transaction (a client sending thousands of them would fill the inbox with them).
+
+The spans record no exception event: the exception is reported to Sentry by the exception handler,
+and OpenTelemetry's `record_exception` formats the whole traceback of every failed event (with a
+`linecache` check of each frame's file) for a span nobody exports.
 """
 
 from __future__ import annotations
@@ -143,12 +147,36 @@ def _event_info(name: str, attributes: Any) -> EventInfo:
     )
 
 
+class _NoExceptionEvents(trace.Tracer):
+    """A tracer whose spans keep their error status but record no exception event."""
+
+    def __init__(self, tracer: trace.Tracer) -> None:
+        self._tracer = tracer
+
+    def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+        return self._tracer.start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self._tracer.start_as_current_span(*args, **{**kwargs, "record_exception": False})
+
+
+class _Provider(TracerProvider):
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return _NoExceptionEvents(super().get_tracer(*args, **kwargs))
+
+
+def tracer_provider(*processors: SpanProcessor) -> TracerProvider:
+    """The provider Reflex's trace points get their tracer from, feeding `processors`."""
+    provider = _Provider()
+    for processor in processors:
+        provider.add_span_processor(processor)
+    return provider
+
+
 def enable() -> EventTransactions:
     """Turn Reflex's trace points on, feeding `EventTransactions` (once per process)."""
     processor = EventTransactions()
-    provider = TracerProvider()
-    provider.add_span_processor(processor)
-    otel.enable(tracer_provider=provider)
+    otel.enable(tracer_provider=tracer_provider(processor))
     return processor
 
 

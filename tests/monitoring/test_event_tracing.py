@@ -14,7 +14,8 @@ import pytest
 import sentry_sdk
 import sqlalchemy
 from opentelemetry import context as context_api, trace
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from reflex.state import State
 from reflex_base import otel
@@ -39,9 +40,7 @@ def traced(sentry_init) -> tuple[CapturingTransport, trace.Tracer, event_tracing
     transport = CapturingTransport()
     sentry_init(transport=transport, **server.server_options(Settings.from_env(LOCAL_ENV)))
     processor = event_tracing.EventTransactions()
-    provider = TracerProvider()
-    provider.add_span_processor(processor)
-    return transport, provider.get_tracer("reflex"), processor
+    return transport, event_tracing.tracer_provider(processor).get_tracer("reflex"), processor
 
 
 def from_browser() -> context_api.Context:
@@ -69,6 +68,18 @@ def test_an_event_is_a_transaction_in_the_browsers_trace_with_sql_and_http_spans
     assert all(span["trace_id"] == BROWSER_TRACE for span in transaction["spans"])
     assert transaction["contexts"]["reflex"]["handler"] == "app.pages.try_errors.TryState.slow_work"
     assert transaction["user"] == {"id": "0123456789abcdef"}
+
+
+def test_a_failed_span_keeps_its_error_status_without_formatting_the_exception() -> None:
+    # The exception handler reports the error; the span only needs its status.
+    exporter = InMemorySpanExporter()
+    tracer = event_tracing.tracer_provider(SimpleSpanProcessor(exporter)).get_tracer("reflex")
+    with pytest.raises(ValueError), tracer.start_as_current_span("state.x.fail", attributes=ATTRIBUTES):
+        raise ValueError("boom")
+    [span] = exporter.get_finished_spans()
+    assert span.status.status_code is trace.StatusCode.ERROR
+    assert span.status.description == "ValueError: boom"
+    assert span.events == ()
 
 
 def test_spans_that_are_not_events_make_no_transaction(traced) -> None:
