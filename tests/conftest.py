@@ -9,7 +9,6 @@ import tempfile
 # Settings are read once at import, so this must happen before `app` is imported.
 os.environ["SENTRY_DSN"] = ""
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 import sqlalchemy
 
 from app.settings import SETTINGS, Dsn
-from tests import netns, services
+from tests import netns, pg_databases, services
 from tests.environment import IN_CI, LOCAL_DSN
 
 # Reflex keeps page states on disk in .states/ of the working directory, and each app or state
@@ -105,18 +104,23 @@ def postgres_template(postgres_server: services.Postgres) -> str:
     return name
 
 
+@pytest.fixture(scope="session")
+def postgres_databases(postgres_server: services.Postgres, postgres_template: str) -> Iterator[pg_databases.Databases]:
+    databases = pg_databases.Databases(postgres_server.url(), postgres_template)
+    yield databases
+    databases.close()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty, migrated database of each kind: a SQLite file, or a PostgreSQL database of its own."""
+    """An empty, migrated database of each kind: a SQLite file, or a PostgreSQL database of the
+    test's alone (tests/pg_databases.py)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'test.db'}"
         return
     server: services.Postgres = request.getfixturevalue("postgres_server")
-    template = request.getfixturevalue("postgres_template")
-    name = f"test_{uuid.uuid4().hex[:16]}"
-    admin = sqlalchemy.create_engine(server.url(), isolation_level="AUTOCOMMIT", poolclass=sqlalchemy.pool.NullPool)
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f"CREATE DATABASE {name} TEMPLATE {template}")
+    databases: pg_databases.Databases = request.getfixturevalue("postgres_databases")
+    name = databases.take()
     try:
         yield server.url(name)
     finally:
@@ -126,6 +130,4 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         if engine is not None:
             engine.dispose()
         if server.process is not None:  # a fault test may have left it stopped
-            with admin.connect() as connection:
-                connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.dispose()
+            databases.give_back(name)
