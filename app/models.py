@@ -169,6 +169,7 @@ class InboxEvent(SQLModel, table=True):
         Index("ux_inbox_event_project_event_id", "project_id", "event_id", unique=True),
         Index("ix_inbox_event_issue_received", "issue_id", "received_at"),
         Index("ix_inbox_event_envelope", "envelope_id"),
+        Index("ix_inbox_event_trace", "trace_id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -186,6 +187,7 @@ class InboxEvent(SQLModel, table=True):
     envelope_id: int | None = None  # the outbox row (not a foreign key: retention keeps the row while referenced)
     item_index: int | None = None  # the event's item in that envelope
     fingerprint: str = ""  # the grouping hash it was grouped by (unmerge moves a hash's events)
+    trace_id: str = ""  # the trace it happened in (contexts.trace.trace_id), "" when none or stored before 0016
 
 
 class InboxRead(SQLModel, table=True):
@@ -246,7 +248,7 @@ class InboxLog(SQLModel, table=True):
     """One log line (an item of a `log` envelope item)."""
 
     __tablename__ = "inbox_log"
-    __table_args__ = (Index("ix_inbox_log_project_id", "project_id", "id"),)
+    __table_args__ = (Index("ix_inbox_log_project_id", "project_id", "id"), Index("ix_inbox_log_trace", "trace_id"))
 
     id: int | None = Field(default=None, primary_key=True)
     project_id: int = Field(foreign_key="inbox_project.id")

@@ -184,7 +184,9 @@ class Settings:
         defaults = cls(dsn=None, environment="", release=None, tunnel_path=DEFAULT_TUNNEL_PATH)
         return cls(
             dsn=Dsn.parse(dsn_text) if dsn_text else None,
-            environment=env.get("SENTRY_ENVIRONMENT", "").strip() or "development",
+            # Unset: what `reflex run` was started as (it sets REFLEX_ENV_MODE before the app is imported).
+            environment=env.get("SENTRY_ENVIRONMENT", "").strip()
+            or ("production" if env.get("REFLEX_ENV_MODE", "").strip() == "prod" else "development"),
             release=env.get("SENTRY_RELEASE", "").strip() or None,
             tunnel_path=tunnel_path.rstrip("/"),
             local_dsn=Dsn.parse(local) if (local := env.get("LOOKOUT_LOCAL_DSN", "").strip()) else None,

@@ -33,6 +33,12 @@ def test_bad_dsn_is_refused_with_a_sentence(text: str, complaint: str) -> None:
         Dsn.parse(text)
 
 
+def test_the_environment_is_production_under_a_production_run_unless_set() -> None:
+    assert Settings.from_env({"REFLEX_ENV_MODE": "prod"}).environment == "production"
+    assert Settings.from_env({"REFLEX_ENV_MODE": "dev"}).environment == "development"
+    assert Settings.from_env({"REFLEX_ENV_MODE": "prod", "SENTRY_ENVIRONMENT": "staging"}).environment == "staging"
+
+
 def test_defaults_are_local_mode_and_the_spec_values() -> None:
     settings = Settings.from_env({})
     assert settings.dsn is None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app.components.words import count_of
+
 
 def context_tables(rows: rx.Var, element_id: str) -> rx.Component:
     return rx.table.root(rx.table.body(rx.foreach(rows, _context_row)), size="1", width="100%", id=element_id)
@@ -38,7 +40,7 @@ def _distribution_row(row: rx.Var) -> rx.Component:
     return rx.cond(
         row.kind == "key",
         rx.hstack(
-            rx.text(row.key, size="2", weight="bold"), rx.text(row.count, " events", size="1", color_scheme="gray"),
+            rx.text(row.key, size="2", weight="bold"), rx.text(count_of(row.count, "event"), size="1", color_scheme="gray"),
             align="baseline", spacing="2", margin_top="0.75em", class_name="tag-key",
         ),
         rx.box(

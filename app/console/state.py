@@ -16,6 +16,7 @@ import reflex as rx
 from reflex.istate.data import RouterData
 
 from app import db
+from app.background.housekeeping import housekeeping
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
 from app.inbox.reading import InboxReader, TraceReader
@@ -160,6 +161,7 @@ class ConsoleState(rx.State, mixin=True):
         return now - self.watch_beat < 3 * REFRESH_S
 
     @rx.event(background=True)
+    @housekeeping  # no transaction, no breadcrumbs: app/background/housekeeping.py
     async def watch(self) -> None:
         """Keep a live page fresh while its client stays on it: one watcher per client, only for
         a client allowed to see the console (checked again on every turn), for WATCH_FOR_S at most."""

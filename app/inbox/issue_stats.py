@@ -4,6 +4,7 @@ of rows however many events the issue has:
 - `tag_distribution`: per tag key, how many events carry it and its most common values, from the tag
   index counted at ingest (app/ingest/tag_index.py), not by reading events back.
 - `releases`: the first and last release the issue was seen in (the `release` tag's first and last seen).
+- `users_affected`: how many users its events named (the `user` tag's distinct values).
 - `events_over_time`: stored events per hour over the last 24 hours, or per day over the last 30,
   counted by the database from `inbox_event.received_at`.
 """
@@ -85,6 +86,15 @@ def releases(engine: sqlalchemy.Engine, issue_id: int) -> tuple[str, str]:
         last = connection.execute(
             select(tags.c.value).where(of_release).order_by(tags.c.last_seen.desc(), tags.c.value.desc()).limit(1)).scalar()
     return first or "", last or ""
+
+
+def users_affected(engine: sqlalchemy.Engine, issue_id: int) -> int:
+    """Distinct users the issue's events named (id, username, e-mail or address: Sentry's `user` tag)."""
+    tags = ISSUE_TAGS
+    with engine.connect() as connection:
+        return int(connection.execute(
+            select(func.count()).select_from(tags).where((tags.c.issue_id == issue_id) & (tags.c.key == "user"))
+        ).scalar_one())
 
 
 def span(now: float, period: str) -> tuple[float, int, int]:

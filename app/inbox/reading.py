@@ -206,6 +206,42 @@ class TraceReader:
             ).scalars().all()
         return [found for payload in stored if (found := _stored_transaction(payload)) is not None]
 
+    def trace_errors(self, trace_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The error events stored for the trace (from 0016 on), earliest first: their issue, id,
+        title, level and time."""
+        if not trace_id:
+            return []
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(EVENTS.c.issue_id, EVENTS.c.event_id, EVENTS.c.title, EVENTS.c.level, EVENTS.c.timestamp,
+                       EVENTS.c.received_at)
+                .where(EVENTS.c.trace_id == trace_id.lower()).order_by(EVENTS.c.received_at, EVENTS.c.id).limit(limit)
+            ).mappings().all()
+        return [{**row, "timestamp": seconds(row["timestamp"]) or row["received_at"]} for row in rows]
+
+    def trace_logs(self, trace_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The trace's log lines, earliest first."""
+        if not trace_id:
+            return []
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
+                .where(LOGS.c.trace_id == trace_id.lower()).order_by(LOGS.c.timestamp, LOGS.c.id).limit(limit)
+            ).mappings().all()
+        return [{**row, "timestamp": seconds(row["timestamp"]) or 0.0} for row in rows]
+
+    def issues_of_traces(self, trace_ids: Sequence[str]) -> dict[str, int]:
+        """For each of `trace_ids` that has an error stored, an issue of it (the oldest such issue)."""
+        wanted = sorted({t.lower() for t in trace_ids if t})
+        found: dict[str, int] = {}
+        with self.engine.connect() as connection:
+            for part in chunks(wanted):
+                found.update(connection.execute(
+                    select(EVENTS.c.trace_id, sqlalchemy.func.min(EVENTS.c.issue_id))
+                    .where(EVENTS.c.trace_id.in_(part)).group_by(EVENTS.c.trace_id)
+                ).tuples().all())
+        return found
+
     def logs(self, limit: int = 200, level: str = "", search: str = "") -> list[dict[str, Any]]:
         """Log lines, newest first (`level`: exactly; `search`: in the body)."""
         condition: sqlalchemy.ColumnElement[bool] = sqlalchemy.true()

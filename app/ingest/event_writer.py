@@ -17,7 +17,7 @@ from app.inbox import states
 from app.inbox.tables import EVENTS, GROUPHASHES, ISSUES
 from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
 from app.ingest.tag_index import TagCounts, derived_tags
-from app.protocol.fields import cut, seconds
+from app.protocol.fields import cut, mapping, seconds
 
 # Fields kept in columns, cut at Relay's limits (relay-event-schema `MaxChars`), as grouping does:
 # they are listed, filtered on and shown. A release or transaction name: 200; an environment: 64;
@@ -79,7 +79,7 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
         "timestamp": seconds(event.get("timestamp")), "level": grouped.level,
         "platform": cut(event.get("platform"), LEVEL_LENGTH), "environment": environment,
         "release": release, "title": grouped.title, "envelope_id": None, "item_index": None,
-        "fingerprint": grouped.fingerprint, **kept,
+        "fingerprint": grouped.fingerprint, "trace_id": trace_of(event), **kept,
     })
     triggers.after_event(connection, project_id, issue_id, what, event_count, environment, release, received_at)
     counts = TagCounts() if tags is None else tags
@@ -87,6 +87,11 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
     if tags is None:
         counts.write(connection)
     return True
+
+
+def trace_of(event: dict[str, Any]) -> str:
+    """The trace the event happened in (`contexts.trace.trace_id`), "" when none."""
+    return cut(mapping(mapping(event.get("contexts")).get("trace")).get("trace_id"), ID_LENGTH).lower()
 
 
 def stored(connection: sqlalchemy.Connection, statement: sqlalchemy.Select, project_id: int, event_id: str) -> bool:

@@ -2,11 +2,12 @@
 
 `ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes exactly as the tunnel stored
 them (body and content encoding), finds the project from the DSN in the header, and keeps each
-error or message event (symbolicated, app/sourcemaps/symbolicate.py, then grouped into an issue:
-app/ingest/event_writer.py), each transaction with its spans (trace_writer.py), each log line and
-each piece of feedback, and counts session updates and client reports (log_writer.py); events and
-transactions once per `event_id`. An event that came through the outbox is kept where it is, in
-its envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless symbolication
+error or message event (symbolicated, app/sourcemaps/symbolicate.py, given the browser, os and
+device its User-Agent names, user_agent.py, then grouped into an issue: app/ingest/event_writer.py),
+each transaction with its spans (trace_writer.py), each log line and each piece of feedback, and
+counts session updates and client reports (log_writer.py); events and transactions once per
+`event_id`. An event that came through the outbox is kept where it is, in its envelope's row
+(`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its User-Agent
 changed it: then it is kept as its new text. So are the item types the inbox does not read
 (attachments, replays, ...): in their row.
 """
@@ -40,6 +41,7 @@ from app.ingest.incoming import (
 from app.ingest.log_writer import write_counts, write_feedback, write_logs
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
+from app.ingest.user_agent import fill_from_user_agent
 from app.protocol import encodings, envelope, payloads
 from app.settings import Dsn
 from app.sourcemaps.symbolicate import Symbolicator
@@ -150,9 +152,11 @@ class InboxStore:
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload
                 payload.setdefault("event_id", parsed.event_id)
-                if self.symbolicator is not None and self.symbolicator.symbolicate(
-                        payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id):
-                    kept_as = json.dumps(payload)  # the mapped frames are what the console shows
+                symbolicated = self.symbolicator is not None and self.symbolicator.symbolicate(
+                    payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id)
+                described = fill_from_user_agent(payload)  # browser, os, device: app/ingest/user_agent.py
+                if symbolicated or described:
+                    kept_as = json.dumps(payload)  # the mapped frames and the parsed contexts are what the console shows
                 elif sent_with_id:
                     # Kept as sent, where it already is when it came through the outbox (a second copy
                     # of a 50 KB event cost more than the rest of its ingest); else as its text.

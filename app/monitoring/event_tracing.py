@@ -13,6 +13,12 @@ backend exception handler (event_errors.py), which Reflex calls later from anoth
 Reflex could not bind to its handler (`event_binding.client_fault`) is no work of the app: it makes
 no transaction (a client sending thousands of them would fill the inbox with them).
 
+Breadcrumbs are kept only inside an event's scope (`keep_breadcrumb`, sentry-sdk's `before_breadcrumb`):
+the SQL and HTTP calls of the tunnel's requests and of the background tasks (forwarder, feeder,
+leases, retention, alert sender) are nobody's, and an error of a user's click must not carry them.
+An event handler marked as housekeeping (app/background/housekeeping.py: a live page's refresh loop)
+gets a scope of its own but no transaction, and keeps no breadcrumbs either.
+
 The spans record no exception event: the exception is reported to Sentry by the exception handler,
 and OpenTelemetry's `record_exception` formats the whole traceback of every failed event (with a
 `linecache` check of each frame's file) for a span nobody exports.
@@ -24,6 +30,7 @@ import contextlib
 import sys
 from collections import OrderedDict
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +43,9 @@ from reflex_base import otel
 from reflex_base.constants import RouteVar
 from reflex_base.event.context import EventContext
 from sentry_sdk.scope import use_isolation_scope, use_scope
-from sentry_sdk.tracing import Span as SentrySpan, Transaction, TransactionSource
+from sentry_sdk.tracing import NoOpSpan, Span as SentrySpan, Transaction, TransactionSource
 
+from app.background.housekeeping import is_housekeeping
 from app.monitoring.event_binding import client_fault
 
 OP = "reflex.event"
@@ -82,6 +90,11 @@ class EventTransactions(SpanProcessor):
         parent = span.parent
         scopes = contextlib.ExitStack()
         isolation = scopes.enter_context(sentry_sdk.isolation_scope())
+        housekeeping = is_housekeeping(info.handler)
+        scopes.callback(_IN_EVENT.reset, _IN_EVENT.set(not housekeeping))
+        if housekeeping:
+            self._open[context.span_id] = _Open(NoOpSpan(), scopes, info)
+            return
         isolation.set_tag("reflex.event", info.event)
         isolation.set_tag("reflex.route", info.route)
         isolation.set_context("reflex", info.context())
@@ -132,6 +145,16 @@ class EventTransactions(SpanProcessor):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
+
+
+# Set while a traced event's handler runs (and in the threads it hands work to with anyio.to_thread,
+# which copy the context).
+_IN_EVENT: ContextVar[bool] = ContextVar("lookout_in_traced_event", default=False)
+
+
+def keep_breadcrumb(crumb: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
+    """sentry-sdk's `before_breadcrumb`: a breadcrumb is kept only inside a traced event."""
+    return crumb if _IN_EVENT.get() else None
 
 
 def _event_info(name: str, attributes: Any) -> EventInfo:

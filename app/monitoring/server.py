@@ -7,7 +7,9 @@ the browser SDK (same DSN or local DSN, environment, release, sample rate, bread
 - Errors in event handlers: `event_errors.backend_exception_handler`.
 - Logging: records at `log_level` and above become Sentry logs and breadcrumbs; ERROR and above
   also error events (sentry-sdk's default). The app's loggers pass records from `log_level`;
-  libraries keep Python's default (WARNING). The pipeline's own loggers are left out: reporting
+  libraries keep Python's default (WARNING), and a library's record is a Sentry log only at ERROR
+  and above (`app_logs_only`: Reflex's routine warnings are not the app's logs). Breadcrumbs are
+  kept only inside a Reflex event's scope (event_tracing.keep_breadcrumb). The pipeline's own loggers are left out: reporting
   the tunnel's or forwarder's trouble through the same tunnel and forwarder would feed on itself.
 """
 
@@ -60,6 +62,8 @@ def server_options(settings: Settings) -> dict[str, Any]:
         # aiohttp is only the forwarder's HTTP client here (under httpx, which is instrumented).
         "disabled_integrations": [StarletteIntegration(), AioHttpIntegration()],
         "before_send_transaction": drop_not_found,
+        "before_breadcrumb": event_tracing.keep_breadcrumb,
+        "before_send_log": app_logs_only,
     }
 
 
@@ -67,6 +71,16 @@ def drop_not_found(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any
     """Events handled while the page is the not-found route are not worth a transaction (the
     browser drops that route's transactions too)."""
     return None if (event.get("tags") or {}).get("reflex.route") == NOT_FOUND_ROUTE else event
+
+
+def app_logs_only(log: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
+    """sentry-sdk's `before_send_log`: Sentry logs are the app's own records; a library's (Reflex's
+    routine warnings, granian's, alembic's) is one only at ERROR and above (it is also an error event)."""
+    attributes = log.get("attributes") or {}
+    name = str(attributes.get("logger.name", ""))
+    if name == APP_LOGGER or name.startswith(APP_LOGGER + ".") or not name:
+        return log
+    return log if str(log.get("severity_text", "")) in ("error", "fatal") else None
 
 
 def configure_logging(settings: Settings) -> None:

@@ -15,6 +15,7 @@ from app.alerts.alert import KINDS
 from app.components.forms import native_select, outcome, read_only, rows_table
 from app.components.layout import layout
 from app.components.refused import unless_refused
+from app.components.words import count_of, noun_of
 from app.pages.alerts_state import AlertsState, ChannelRow
 
 TITLE = "Alerts · Lookout"
@@ -108,10 +109,10 @@ def rules_text() -> rx.Component:
         rx.data_list.item(rx.data_list.label("A new issue"), rx.data_list.value(on_off(AlertsState.new_issue))),
         rx.data_list.item(rx.data_list.label("A regression"), rx.data_list.value(on_off(AlertsState.regression))),
         rx.data_list.item(rx.data_list.label("A spike"), rx.data_list.value(rx.text(
-            on_off(AlertsState.spike), ": more than ", AlertsState.spike_events, " events of one issue within ",
-            AlertsState.spike_minutes, " minutes"))),
+            on_off(AlertsState.spike), ": more than ", AlertsState.spike_events, " ",
+            noun_of(AlertsState.spike_events, "event"), " of one issue within ", count_of(AlertsState.spike_minutes, "minute")))),
         rx.data_list.item(rx.data_list.label("Quiet period"),
-                          rx.data_list.value(rx.text(AlertsState.quiet_minutes, " minutes"))),
+                          rx.data_list.value(rx.text(count_of(AlertsState.quiet_minutes, "minute")))),
         id="rules-text",
     )
 

@@ -14,6 +14,7 @@ import reflex as rx
 from reflex.event import EventSpec
 
 from app import routes
+from app.components.badges import level_badge, status_badge
 from app.components.charts import counts_bar_chart, period_switch
 from app.components.key_values import context_tables, distribution
 from app.components.layout import layout
@@ -63,9 +64,21 @@ def stack_row(row: rx.Var[present_stack.StackRow]) -> rx.Component:
             padding_left="1em",
             background=rx.cond(row.marked, "var(--amber-a4)", "var(--gray-a2)"),
         )),
+        ("var", rx.el.div(
+            rx.el.span(row.name, class_name="stack-var-name", display="inline-block", min_width="10em",
+                       color="var(--gray-11)", padding_right="1em"),
+            rx.el.span(row.text, class_name="stack-var-value"),
+            class_name="stack-var", font_family="var(--code-font-family)", font_size="12px", white_space="pre-wrap",
+            word_break="break-all", padding_left=rx.cond(row.fold >= 0, "3em", "2em"),
+            border_left="2px solid var(--gray-a5)", margin_left="1em",
+        )),
         ("more", rx.text(row.text, size="2", color_scheme="gray", class_name="stack-more")),
         rx.box(
-            rx.text(row.text, size="2", weight=rx.cond(row.in_app, "bold", "regular"),
+            rx.text(rx.cond(row.frame >= 0, rx.cond(row.opened, "▾ ", "▸ "), ""), row.text, size="2",
+                    weight=rx.cond(row.in_app, "bold", "regular"),
+                    on_click=IssueState.toggle_frame(row.frame),  # a frame with nothing to open sends -1: ignored
+                    cursor=rx.cond(row.frame >= 0, "pointer", "default"),
+                    custom_attrs={"aria-expanded": rx.cond(row.opened, "true", "false")},
                     class_name=rx.cond(row.in_app, "stack-frame in-app",
                                        rx.cond(row.fold >= 0, "stack-frame library", "stack-frame"))),
             rx.cond(row.page != "", rx.text(row.page, size="1", color_scheme="blue", class_name="stack-python-page")),
@@ -94,9 +107,11 @@ def header() -> rx.Component:
         rx.heading(IssueState.title, size="6", id="page-title"),
         rx.text(IssueState.culprit, color_scheme="gray", id="issue-culprit"),
         rx.hstack(
-            rx.badge(IssueState.level), rx.badge(IssueState.status, id="issue-status"),
-            rx.text(IssueState.count, " events · first seen ", IssueState.first_seen,
-                    " · last seen ", IssueState.last_seen, size="2"),
+            level_badge(IssueState.level), status_badge(IssueState.status, id="issue-status"),
+            rx.text(IssueState.count, " ", IssueState.events_noun, size="2", id="issue-count"),
+            rx.cond(IssueState.users != "", rx.text(IssueState.users, size="2", id="issue-users")),
+            rx.text("first seen ", IssueState.first_seen, " · last seen ", IssueState.last_seen, size="2",
+                    white_space="nowrap"),
             align="center", spacing="3", wrap="wrap",
         ),
         rx.cond(IssueState.first_release != "", rx.text(
@@ -172,8 +187,13 @@ def shown_event() -> rx.Component:
     """The event shown: its id, stack, breadcrumbs, tags and contexts."""
     return rx.vstack(
         event_navigation(),
-        rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
-                rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
+        rx.hstack(
+            rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
+                    rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
+            rx.cond(IssueState.trace_href != "", rx.link("View its trace →", href=IssueState.trace_href, size="2",
+                                                         id="issue-trace-link")),
+            align="center", spacing="4", wrap="wrap",
+        ),
         frames_switch(),
         rx.box(rx.foreach(IssueState.stack, stack_row), id="issue-stack", width="100%"),
         rx.heading("Breadcrumbs", size="4"),

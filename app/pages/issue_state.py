@@ -18,6 +18,7 @@ import reflex as rx
 from app import db, routes
 from app.console.state import ago, inbox_reader, one_of
 from app.inbox import issue_stats, states
+from app.ingest.event_writer import trace_of
 from app.ingest.store import InboxStore
 from app.pages.issue_rows import PERIODS, DistributionRow, chart_points, distribution_rows
 from app.pages.issue_triage_state import IssueTriage, TriageView, read_triage
@@ -45,6 +46,7 @@ class Read:
     buckets: list[issue_stats.Bucket]
     tags: list[issue_stats.TagValues]
     releases: tuple[str, str]
+    users: int
     feedback: list[dict[str, Any]]
     triage: TriageView
 
@@ -61,7 +63,7 @@ def read_issue(issue_id: int, position: int, period: str, author: str, now: floa
     event, stored = found if found else ({}, 0)
     return Read(issue, event, stored, position, issue_stats.events_over_time(engine, issue_id, now, period),
                 issue_stats.tag_distribution(engine, issue_id), issue_stats.releases(engine, issue_id),
-                reader.feedback(issue_id), read_triage(issue_id, author, now))
+                issue_stats.users_affected(engine, issue_id), reader.feedback(issue_id), read_triage(issue_id, author, now))
 
 
 class IssueState(IssueTriage, rx.State):
@@ -72,6 +74,8 @@ class IssueState(IssueTriage, rx.State):
     level: str = ""
     status: str = ""
     count: str = ""
+    events_noun: str = "events"  # "event" for one
+    users: str = ""  # how many users were affected ("" when no event named one)
     first_seen: str = ""
     last_seen: str = ""
     first_release: str = ""
@@ -84,6 +88,7 @@ class IssueState(IssueTriage, rx.State):
     has_minified: bool = False  # the event kept the browser's minified frames: the switch is offered
     frames_view: str = present_stack.ORIGINAL
     opened_folds: list[int] = []  # the library folds shown open
+    toggled_frames: list[int] = []  # the frames opened or closed against their default
     breadcrumbs: list[dict[str, str]] = []
     tags: list[tuple[str, str]] = []
     contexts: list[ContextRow] = []
@@ -91,11 +96,13 @@ class IssueState(IssueTriage, rx.State):
     position: int = 0  # which stored event is shown: 0 the latest
     stored: int = 0  # how many events of the issue are stored
     event_id: str = ""  # the one shown
+    trace_href: str = ""  # the shown event's trace page ("" when it names no trace)
 
     async def _read(self) -> None:
         wanted = issue_number(self.router.url.query_parameters.get("id", ""))
         if wanted != self.issue_id:
             self.issue_id, self.position, self.opened_folds, self.editing = wanted, 0, [], 0
+            self.toggled_frames = []
         now, author = time.time(), self._author()
         read = await anyio.to_thread.run_sync(read_issue, self.issue_id, self.position, self.period, author, now)
         self.loaded, self.found = True, read is not None
@@ -103,7 +110,9 @@ class IssueState(IssueTriage, rx.State):
             return
         issue = read.issue
         self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
-        self.status, self.count = issue["status"], str(issue["event_count"])
+        self.status, self.count = issue["status"], f"{issue['event_count']:,}"
+        self.events_noun = "event" if issue["event_count"] == 1 else "events"
+        self.users = "" if not read.users else f"{read.users:,} user{'' if read.users == 1 else 's'}"
         self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
         self.first_release, self.last_release = read.releases
         self.chart = chart_points(read.buckets, self.period)
@@ -118,12 +127,14 @@ class IssueState(IssueTriage, rx.State):
 
     def _show_event(self, event: dict[str, Any], stored: int, position: int) -> None:
         if position != self.position:
-            self.position, self.opened_folds = position, []
+            self.position, self.opened_folds, self.toggled_frames = position, [], []
         self.stored, self.event_id = stored, str(event.get("event_id", ""))
+        trace_id = trace_of(event)
+        self.trace_href = f"{routes.TRACE}?id={trace_id}" if trace_id else ""
         self.has_minified = present_stack.has_minified(event)
         if not self.has_minified:
             self.frames_view = present_stack.ORIGINAL
-        self.stack = present_stack.stack_rows(event, self.frames_view, set(self.opened_folds))
+        self.stack = present_stack.stack_rows(event, self.frames_view, set(self.opened_folds), set(self.toggled_frames))
         self.breadcrumbs = present.breadcrumb_rows(event)
         self.tags = present.tag_rows(event)
         self.contexts = context_rows(event)
@@ -148,7 +159,7 @@ class IssueState(IssueTriage, rx.State):
 
     def _go(self, position: int) -> None:
         self.position = min(max(0, position), max(0, self.stored - 1))
-        self.opened_folds = []  # another event: other folds
+        self.opened_folds, self.toggled_frames = [], []  # another event: other folds and frames
 
     @rx.event
     async def show_period(self, period: str) -> None:
@@ -161,7 +172,7 @@ class IssueState(IssueTriage, rx.State):
         """Show the original frames, or the minified ones as the browser sent them."""
         chosen = one_of(view, present_stack.VIEWS, present_stack.ORIGINAL)
         if chosen != self.frames_view:
-            self.frames_view, self.opened_folds = chosen, []
+            self.frames_view, self.opened_folds, self.toggled_frames = chosen, [], []
         await self._show()
 
     @rx.event
@@ -169,6 +180,13 @@ class IssueState(IssueTriage, rx.State):
         """Open or close a fold of library frames (its index among the stack's folds)."""
         if whole(fold) and 0 <= fold < present_stack.MAX_STACK_ROWS:
             self.opened_folds = sorted(set(self.opened_folds) ^ {fold})
+        await self._show()
+
+    @rx.event
+    async def toggle_frame(self, number: int) -> None:
+        """Open or close a frame's lines and variables (its number across the chain)."""
+        if whole(number) and 0 <= number < present_stack.MAX_STACK_ROWS:
+            self.toggled_frames = sorted(set(self.toggled_frames) ^ {number})
         await self._show()
 
     confirming_delete: bool = False

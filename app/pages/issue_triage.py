@@ -7,6 +7,7 @@ from __future__ import annotations
 import reflex as rx
 
 from app.components.forms import native_select
+from app.components.words import count_of
 from app.inbox.activity import MAX_COMMENT
 from app.pages.issue_state import IssueState
 from app.pages.issue_triage_state import COMMENT_BODY, NOBODY
@@ -80,7 +81,7 @@ def _entry(row: rx.Var) -> rx.Component:
         rx.hstack(
             rx.badge(row.kind, variant="soft", color_scheme=rx.cond(row.kind == "comment", "blue", "gray")),
             rx.text(rx.text.strong(row.actor), " ", row.text, size="2"),
-            rx.text(row.when, size="1", color_scheme="gray"),
+            rx.text(row.when, size="1", color_scheme="gray", white_space="nowrap"),
             align="center", spacing="2", wrap="wrap",
         ),
         rx.cond(row.comment_id > 0, rx.box(_comment(row), padding_left="1em", margin_top="0.25em", width="100%")),
@@ -107,7 +108,7 @@ def merged_hashes() -> rx.Component:
         rx.heading("Merged fingerprints", size="4"),
         rx.table.root(rx.table.body(rx.foreach(IssueState.hashes, lambda h: rx.table.row(
             rx.table.cell(rx.code(h.fingerprint, size="1")),
-            rx.table.cell(rx.text(h.events, " events", size="2")),
+            rx.table.cell(rx.text(count_of(h.events, "event"), size="2", white_space="nowrap")),
             rx.table.cell(rx.cond(IssueState.may_change & h.movable, rx.button(
                 "Unmerge", on_click=IssueState.unmerge(h.fingerprint), size="1", variant="soft", class_name="issue-unmerge",
             ))),

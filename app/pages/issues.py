@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app.components.badges import level_badge, status_badge
 from app.components.forms import native_select, outcome
 from app.components.layout import layout
 from app.components.refused import unless_refused
+from app.components.words import noun_of
 from app.pages.issues_bulk import IGNORE_FOR, IGNORE_UNTIL
 from app.pages.issues_state import SORTS, IssueRow, IssuesState, SavedRow
+from app.presentation.words import noun
 
 TITLE = "Issues · Lookout"
 HEADERS = ("Issue", "Level", "Status", "Assignee", "Events", "Last 24 h", "Last seen")
 IGNORE_CHOICES = [("ignore", "Ignore for good"), *((k, f"Ignore for {k.split('_')[1]}") for k in IGNORE_FOR),
-                  *((k, f"Ignore until {n} more events") for k, n in IGNORE_UNTIL.items())]
+                  *((k, f"Ignore until {n} more {noun(n, 'event')}") for k, n in IGNORE_UNTIL.items())]
 
 
 def search_bar() -> rx.Component:
@@ -30,8 +33,8 @@ def search_bar() -> rx.Component:
             rx.cond(IssuesState.project_list.length() > 2,
                     native_select(IssuesState.project_list, IssuesState.project_choice, IssuesState.set_project,
                                   "issues-project")),
-            rx.text(IssuesState.total.to_string(), rx.cond(IssuesState.capped, "+", ""),
-                    rx.cond(IssuesState.total == 1, " issue", " issues"), id="issues-total"),
+            rx.text(IssuesState.total.to_string(), rx.cond(IssuesState.capped, "+", ""), " ",
+                    noun_of(IssuesState.total, "issue"), id="issues-total"),
             align="center", spacing="3", wrap="wrap",
         ),
         on_submit=IssuesState.search, reset_on_submit=False,
@@ -110,8 +113,8 @@ def issue_row(row: rx.Var[IssueRow]) -> rx.Component:
             rx.link(row.title, href=row.href, class_name="issue-title"),
             rx.text(row.short_id, " · ", row.culprit, size="1", color_scheme="gray"),
         ),
-        rx.table.cell(rx.badge(row.level)),
-        rx.table.cell(row.status, class_name="issue-status"),
+        rx.table.cell(level_badge(row.level)),
+        rx.table.cell(status_badge(row.status), class_name="issue-status"),
         rx.table.cell(row.assignee, class_name="issue-assignee"),
         rx.table.cell(row.count, class_name="issue-count"),
         rx.table.cell(rx.text(row.spark, font_family="monospace", white_space="pre", title="events per hour, last 24 h",
@@ -136,7 +139,7 @@ def page() -> rx.Component:
                     rx.table.header(rx.table.row(
                         rx.cond(IssuesState.may_change, rx.table.column_header_cell(rx.checkbox(
                             on_change=IssuesState.toggle_page, id="issues-pick-page", aria_label="Pick every issue shown"))),
-                        *[rx.table.column_header_cell(h) for h in HEADERS])),
+                        *[rx.table.column_header_cell(h, white_space="nowrap") for h in HEADERS])),
                     rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
                     width="100%", id="issues-table",
                 ),

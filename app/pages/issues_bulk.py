@@ -16,6 +16,7 @@ from app.console.state import bounded, triage
 from app.inbox import bulk
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.tables import chunks
+from app.presentation.words import plural
 
 CHUNK = 500  # issues per transaction (and per access check)
 MAX_ALL_MATCHING = 10_000  # the most issues one bulk action changes
@@ -97,7 +98,7 @@ class BulkActions(FormState, mixin=True):
                     self.progress = f"{done + skipped:,} of {len(ids):,}"
             async with self:
                 unchanged = f"; {skipped:,} unchanged" if skipped else ""
-                self.notice = f"{done:,} of {len(ids):,} issues {done_as(action)}{unchanged}."
+                self.notice = f"{done:,} of {plural(len(ids), 'issue')} {done_as(action)}{unchanged}."
                 self.error = errors[0] if errors else ""
                 self.selected, self.all_matching = [], False
         except (SearchError, ValueError) as exc:

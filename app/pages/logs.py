@@ -1,35 +1,32 @@
 """`/logs`: the stream of log lines from the browser and the backend, newest first, with a level
-filter and a search; it re-reads itself every 2 s while open."""
+filter and a search; it re-reads itself every 2 s while open. A line of a trace links to that trace
+and, when the trace has an error stored, to the error's issue."""
 
 from __future__ import annotations
 
-import json
 import time
+from typing import Any
 
 import anyio.to_thread
 import reflex as rx
 
 from app import routes
 from app.components.layout import layout
+from app.components.log_rows import log_row
 from app.components.refused import unless_refused
 from app.console.state import ConsoleState, ago, bounded, one_of, trace_reader
+from app.presentation.log_lines import log_fields
 
 TITLE = "Logs · Lookout"
 SHOWN = 200
 LEVELS = ["all", "trace", "debug", "info", "warn", "error", "fatal"]
 
 
-def attributes_text(attributes: str) -> str:
-    """`name=value` pairs of a log line's attributes (Sentry sends each as {"value", "type"})."""
-    try:
-        found = json.loads(attributes)
-    except ValueError:
-        return ""
-    pairs = []
-    for name, value in sorted(found.items()) if isinstance(found, dict) else []:
-        shown = value.get("value") if isinstance(value, dict) else value
-        pairs.append(f"{name}={shown}")
-    return " ".join(pairs)
+def read_logs(level: str, search: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The newest lines (blocking), and the issue of an error of each of their traces."""
+    reader = trace_reader()
+    found = reader.logs(SHOWN, level, search)
+    return found, reader.issues_of_traces([line["trace_id"] for line in found])
 
 
 class LogsState(ConsoleState, rx.State):
@@ -40,13 +37,9 @@ class LogsState(ConsoleState, rx.State):
 
     async def _read(self) -> None:
         level = "" if self.level == "all" else self.level
-        found = await anyio.to_thread.run_sync(lambda: trace_reader().logs(SHOWN, level, self.search))
+        found, issues = await anyio.to_thread.run_sync(read_logs, level, self.search)
         now = time.time()
-        self.rows = [{
-            "when": ago(line["timestamp"], now), "level": line["level"], "body": line["body"],
-            "attributes": attributes_text(line["attributes"]),
-            "trace": f"{routes.TRACE}?id={line['trace_id']}" if line["trace_id"] else "",
-        } for line in found]
+        self.rows = [log_fields(line, ago(line["timestamp"], now), issues.get(str(line["trace_id"]).lower())) for line in found]
 
     @rx.event
     async def set_level(self, level: str) -> None:
@@ -57,17 +50,6 @@ class LogsState(ConsoleState, rx.State):
     async def set_search(self, search: str) -> None:
         self.search = bounded(search)
         await self._show()
-
-
-def log_row(row: rx.Var[dict[str, str]]) -> rx.Component:
-    return rx.table.row(
-        rx.table.cell(row["when"], white_space="nowrap"),
-        rx.table.cell(rx.badge(row["level"])),
-        rx.table.cell(rx.text(row["body"], class_name="log-body"),
-                      rx.text(row["attributes"], size="1", color_scheme="gray")),
-        rx.table.cell(rx.cond(row["trace"] != "", rx.link("trace", href=row["trace"]))),
-        class_name="log-row",
-    )
 
 
 def page() -> rx.Component:

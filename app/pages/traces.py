@@ -1,18 +1,23 @@
 """`/traces`: transactions as they arrive (browser page loads and navigations, backend events),
-and `/trace?id=<trace id>`: one trace's transactions and spans as a waterfall."""
+and `/trace?id=<trace id>`: one trace's transactions and spans as a waterfall (a span that failed
+marked), with the errors and the log lines of the same trace beside it, each error linking to its
+issue."""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import anyio.to_thread
 import reflex as rx
 
 from app import routes
 from app.components.layout import layout
+from app.components.log_rows import log_row
 from app.components.refused import unless_refused
 from app.console.state import ConsoleState, ago, bounded, trace_reader
 from app.presentation import event as present
+from app.presentation.log_lines import log_fields
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"
@@ -41,14 +46,28 @@ class TracesState(ConsoleState, rx.State):
         await self._show()
 
 
+def read_trace(trace_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The trace's transactions, errors and log lines (blocking)."""
+    reader = trace_reader()
+    return reader.trace(trace_id), reader.trace_errors(trace_id), reader.trace_logs(trace_id)
+
+
 class TraceState(ConsoleState, rx.State):
     trace_id: str = ""
     rows: list[dict[str, str]] = []
+    errors: list[dict[str, str]] = []
+    logs: list[dict[str, str]] = []
 
     async def _read(self) -> None:
         self.trace_id = self.router.url.query_parameters.get("id", "")[:64]
-        transactions = await anyio.to_thread.run_sync(trace_reader().trace, self.trace_id)
+        transactions, errors, logs = await anyio.to_thread.run_sync(read_trace, self.trace_id)
+        now = time.time()
         self.rows = present.waterfall_rows(transactions)
+        self.errors = [{
+            "title": e["title"] or "(untitled)", "level": e["level"], "when": ago(e["timestamp"], now),
+            "href": f"{routes.ISSUE}?id={e['issue_id']}", "event_id": e["event_id"],
+        } for e in errors]
+        self.logs = [log_fields(line, ago(line["timestamp"], now)) for line in logs]
 
 
 def page() -> rx.Component:
@@ -91,11 +110,22 @@ def waterfall_row(row: rx.Var[dict[str, str]]) -> rx.Component:
         ),
         rx.box(
             rx.box(height="0.8em", margin_left=row["left"], width=row["width"], border_radius="2px",
-                   background=rx.cond(row["kind"] == "transaction", "var(--accent-9)", "var(--gray-8)")),
+                   background=rx.cond(row["failed"] == "yes", "var(--red-9)",
+                                      rx.cond(row["kind"] == "transaction", "var(--accent-9)", "var(--gray-8)"))),
             width="45%",
         ),
         rx.text(row["duration"], size="1", width="15%", text_align="right"),
-        width="100%", align="center", class_name="waterfall-row",
+        width="100%", align="center",
+        class_name=rx.cond(row["failed"] == "yes", "waterfall-row waterfall-failed", "waterfall-row"),
+    )
+
+
+def trace_error(row: rx.Var[dict[str, str]]) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.link(row["title"], href=row["href"], class_name="trace-error-link")),
+        rx.table.cell(rx.badge(row["level"], color_scheme="red")),
+        rx.table.cell(row["when"], white_space="nowrap"),
+        class_name="trace-error",
     )
 
 
@@ -108,8 +138,14 @@ def trace_page() -> rx.Component:
             rx.vstack(
                 rx.code(TraceState.trace_id, id="trace-id"),
                 rx.cond(TraceState.rows.length() == 0, rx.text("No transactions of this trace are stored.")),
-                rx.foreach(TraceState.rows, waterfall_row),
-                width="100%", spacing="1", id="waterfall",
+                rx.vstack(rx.foreach(TraceState.rows, waterfall_row), width="100%", spacing="1", id="waterfall"),
+                rx.heading("Errors in this trace", size="4", margin_top="1em"),
+                rx.cond(TraceState.errors.length() == 0, rx.text("No error of this trace is stored.", size="2")),
+                rx.table.root(rx.table.body(rx.foreach(TraceState.errors, trace_error)), width="100%", id="trace-errors"),
+                rx.heading("Log lines of this trace", size="4", margin_top="1em"),
+                rx.cond(TraceState.logs.length() == 0, rx.text("No log line of this trace is stored.", size="2")),
+                rx.table.root(rx.table.body(rx.foreach(TraceState.logs, log_row)), width="100%", id="trace-logs"),
+                width="100%", spacing="2",
             ),
         ),
     )

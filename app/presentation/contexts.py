@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from app.presentation.words import noun
 from app.protocol.fields import text
 
 MAX_TABLES = 30
@@ -61,7 +62,7 @@ def context_rows(event: dict[str, Any]) -> list[ContextRow]:
         shown += 1
     left = len(tables) - shown
     if left or not complete:
-        count = f"{left} more context{'' if left == 1 else 's'}" if complete else "More contexts"
+        count = f"{left:,} more {noun(left, 'context')}" if complete else "More contexts"
         rows.append(ContextRow("more", "", value=f"{count} not shown"))
     return rows
 

@@ -12,40 +12,122 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from app.presentation.tags import MAX_PAIRS, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
-from app.protocol.fields import seconds
+from app.presentation.tags import MAX_PAIRS, MAX_TEXT, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
+from app.presentation.words import plural
+from app.protocol.fields import mapping, seconds
 
 # Rows sent to a page at most: an event or trace may hold far more (100,000 breadcrumbs fit in a
 # 1 MiB item), and every row travels over the websocket and is rendered. The last row says how
 # many more there are (the stack's bound: MAX_STACK_ROWS in app/presentation/stack.py).
 MAX_BREADCRUMBS = 200  # the newest (Sentry's SDKs keep 100)
 MAX_SPAN_ROWS = 2000
+# A span's status that is not a failure (Sentry's span statuses; none sent: not a failure either).
+OK_STATUSES = ("", "ok", "unset")
 MAX_INDENT_DEPTH = 40  # deeper spans are drawn at this depth (the row still says where it is on the timeline)
+# Breadcrumbs summed up as requests: `type: "http"`, or these categories (the browser SDK's and
+# sentry-python's); their method and status under the browser SDK's keys, or sentry-python 2's.
+HTTP_CATEGORIES = {"xhr", "fetch", "http", "httplib"}
+METHOD_KEYS = ("method", "http.method", "http.request.method")
+STATUS_KEYS = ("status_code", "http.response.status_code")
+# A console method's level as Sentry names levels ("log" is one of them).
+CONSOLE_LEVELS = {"warn": "warning", "assert": "error"}
 
 
 def breadcrumb_rows(event: dict[str, Any]) -> list[dict[str, str]]:
+    """The newest MAX_BREADCRUMBS breadcrumbs as rows {time, type, category, level, message}, each
+    message summed up as Sentry's issue page does it (`_summary`)."""
     crumbs = event.get("breadcrumbs")
     values = crumbs.get("values") if isinstance(crumbs, dict) else crumbs
     rows = []
     values = values if isinstance(values, list) else []
     if len(values) > MAX_BREADCRUMBS:
-        rows.append({"time": "", "category": "lookout", "level": "info",
-                     "message": f"{len(values) - MAX_BREADCRUMBS} older breadcrumbs not shown"})
+        rows.append({"time": "", "type": "default", "category": "lookout", "level": "info",
+                     "message": f"{plural(len(values) - MAX_BREADCRUMBS, 'older breadcrumb')} not shown"})
     for crumb in values[-MAX_BREADCRUMBS:]:
-        if not isinstance(crumb, dict):
-            continue
-        message = display(crumb.get("message")) or (_json(crumb["data"]) if crumb.get("data") else "")
-        rows.append({
-            "time": _clock(crumb.get("timestamp")),
-            "category": display(crumb.get("category")) or display(crumb.get("type")) or "default",
-            "level": display(crumb.get("level")) or "info",
-            "message": message,
-        })
+        if isinstance(crumb, dict):
+            rows.append(_breadcrumb_row(crumb))
     return rows
 
 
+def _breadcrumb_row(crumb: dict[str, Any]) -> dict[str, str]:
+    kind = display(crumb.get("type")) or "default"
+    category = display(crumb.get("category"))
+    level = display(crumb.get("level"))
+    if category == "console":  # older SDKs put the console method's level in the data
+        level = level or display(mapping(crumb.get("data")).get("level"))
+        level = CONSOLE_LEVELS.get(level, level)
+    return {"time": _clock(crumb.get("timestamp")), "type": kind, "category": category or kind,
+            "level": level or "info", "message": _summary(crumb, kind, category)}
+
+
+def _summary(crumb: dict[str, Any], kind: str, category: str) -> str:
+    """A request as `GET /api/cart [200]`, a navigation as `/a → /b`, a console call as its text; any
+    other breadcrumb as its message, else its data as `key=value` pairs. A kind whose data lacks what
+    it needs falls back to the message, then to the pairs."""
+    data = crumb.get("data")
+    fields = mapping(data)
+    message = display(crumb.get("message"))
+    summary = ""
+    if kind == "http" or category in HTTP_CATEGORIES:
+        method, status = _first(fields, METHOD_KEYS), _first(fields, STATUS_KEYS)
+        summary = _joined([method, _scalar(fields.get("url")), f"[{status}]" if status else ""])
+    elif category == "navigation":
+        source, target = _scalar(fields.get("from")), _scalar(fields.get("to"))
+        summary = display(f"{source} → {target}".strip()) if source or target else ""
+    elif category == "console" and "arguments" in fields:  # the call's text, even when empty
+        found = fields["arguments"]
+        found = found if isinstance(found, list) else [] if found is None else [found]
+        return message or _joined([_argument(value) for value in found])
+    return summary or message or _pairs(data)
+
+
+def _first(fields: dict[str, Any], names: tuple[str, ...]) -> str:
+    """The first of the fields named that is a string or number, as text."""
+    return next((found for found in (_scalar(fields.get(name)) for name in names) if found), "")
+
+
+def _scalar(value: Any) -> str:
+    """A string or number as text ("" for anything else: null, true, an object, an array)."""
+    if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return display(value)
+    return ""
+
+
+def _argument(value: Any) -> str:
+    """A console argument as the browser would print it: a string as it is, anything else as JSON."""
+    return display(value) if isinstance(value, str) else _json(value)
+
+
+def _joined(parts: list[str]) -> str:
+    """The parts that are not empty, joined by spaces and cut for display."""
+    return display(" ".join(part for part in parts if part))
+
+
+def _pairs(data: Any) -> str:
+    """An object as `key=value` pairs by key (a value with spaces, or not a string, as JSON); any
+    other data as JSON. Stops once past what display() keeps."""
+    if not data:
+        return ""
+    if not isinstance(data, dict):
+        return _scalar(data) or _json(data)
+    pairs: list[str] = []
+    length = 0
+    for key in sorted(data, key=str):
+        value = data[key]
+        shown = value if isinstance(value, str) and value and not any(c.isspace() for c in value) else _json(value)
+        pairs.append(f"{display(key)}={shown}")
+        length += len(pairs[-1]) + 1
+        if length > MAX_TEXT:
+            break
+    return display(" ".join(pairs))
+
+
 def _json(value: Any) -> str:
-    return display(json.dumps(value, sort_keys=True, default=str))
+    """Compact JSON, cut for display (the text of what cannot be written as JSON)."""
+    try:
+        return display(json.dumps(value, sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return display(value)
 
 
 def _clock(value: Any) -> str:
@@ -64,12 +146,14 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
     nodes: dict[str, dict[str, Any]] = {}
     order: list[str] = []
 
-    def add(span_id: str, parent: str, start_value: Any, end_value: Any, label: str, op: str, kind: str) -> None:
+    def add(span_id: str, parent: str, start_value: Any, end_value: Any, label: str, op: str, kind: str,
+            status: Any) -> None:
         start, end = seconds(start_value), seconds(end_value)
         if not span_id or span_id in nodes or start is None:
             return
         finish = end if end is not None and end >= start else start
-        nodes[span_id] = {"parent": parent, "start": start, "end": finish, "label": label, "op": op, "kind": kind}
+        nodes[span_id] = {"parent": parent, "start": start, "end": finish, "label": label, "op": op, "kind": kind,
+                          "failed": display(status) not in OK_STATUSES}
         order.append(span_id)
 
     for transaction in transactions:
@@ -77,13 +161,14 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
         trace = contexts.get("trace") if isinstance(contexts, dict) else None
         trace = trace if isinstance(trace, dict) else {}
         add(display(trace.get("span_id")), display(trace.get("parent_span_id")), transaction.get("start_timestamp"),
-            transaction.get("timestamp"), display(transaction.get("transaction")), display(trace.get("op")), "transaction")
+            transaction.get("timestamp"), display(transaction.get("transaction")), display(trace.get("op")), "transaction",
+            trace.get("status"))
         spans = transaction.get("spans")
         for span in spans if isinstance(spans, list) else []:
             if isinstance(span, dict):
                 add(display(span.get("span_id")), display(span.get("parent_span_id")), span.get("start_timestamp"),
                     span.get("timestamp"), display(span.get("description")) or display(span.get("op")), display(span.get("op")),
-                    "span")
+                    "span", span.get("status"))
     if not nodes:
         return []
     begin = min(n["start"] for n in nodes.values())
@@ -107,6 +192,7 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
             node = nodes[span_id]
             rows.append({
                 "label": node["label"] or "(unnamed)", "op": node["op"], "kind": node["kind"],
+                "failed": "yes" if node["failed"] else "",
                 "duration": f"{(node['end'] - node['start']) * 1000:.1f} ms",
                 "left": f"{(node['start'] - begin) / length * 100:.2f}%",
                 "width": f"{max((node['end'] - node['start']) / length * 100, 0.3):.2f}%",
@@ -119,7 +205,7 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
     for span_id in by_start([s for s in order if s not in shown]):  # parents in a loop: no root leads there
         walk(span_id)
     if len(nodes) > len(rows):
-        rows.append({"label": f"{len(nodes) - len(rows)} more spans not shown", "op": "", "kind": "span",
+        rows.append({"label": f"{plural(len(nodes) - len(rows), 'more span')} not shown", "op": "", "kind": "span", "failed": "",
                      "duration": "", "left": "0.00%", "width": "0.00%", "indent": "0em"})
     return rows
 

@@ -34,3 +34,8 @@ def test_client_navigation_to_unknown_path_shows_404(app_server: AppServer, page
 
 def test_home_answers_200_over_plain_http(app_server: AppServer) -> None:
     assert httpx.get(app_server.url + "/").status_code == 200
+
+
+def test_the_favicon_is_served(app_server: AppServer) -> None:
+    answer = httpx.get(app_server.url + "/favicon.ico")
+    assert answer.status_code == 200 and answer.content[:4] == b"\x00\x00\x01\x00"  # an icon file's header

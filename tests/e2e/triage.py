@@ -105,7 +105,7 @@ def drive_triage(page: Page, server: AppServer) -> None:
     open_search(page, server, f"has:customer.tier {marker}")
     tick(page.locator(".issue-row .issue-pick"))
     page.select_option("#bulk-assign", f"assign:{VIEWER}")
-    expect(page.locator("#issues-notice")).to_have_text(f"1 of 1 issues assigned to {VIEWER}.", timeout=WAIT_MS)
+    expect(page.locator("#issues-notice")).to_have_text(f"1 of 1 issue assigned to {VIEWER}.", timeout=WAIT_MS)
     open_search(page, server, f"assigned:{VIEWER} {marker}")
     expect(page.locator(".issue-row")).to_have_count(1, timeout=WAIT_MS)
     expect(page.locator(".issue-row .issue-assignee")).to_have_text(VIEWER, timeout=WAIT_MS)

@@ -66,3 +66,24 @@ def test_a_log_line_stored_with_an_infinite_timestamp_reads_as_no_time(inbox: In
                                             "trace_id": "", "attributes": "{}"}
                                            for value, body in ((float("inf"), "inf"), (5.0, "five"))])
     assert [(line["body"], line["timestamp"]) for line in TraceReader(inbox.engine).logs()] == [("five", 5.0), ("inf", 0.0)]
+
+
+def test_a_trace_reads_back_its_errors_and_log_lines_and_a_line_finds_its_error(inbox: InboxStore) -> None:
+    traced, other = "ab" * 16, "cd" * 16
+    first, second, elsewhere, untraced = (error(f"'{n}'", kind) for n, kind in (
+        ("first", "CartError"), ("second", "PayError"), ("elsewhere", "CartError"), ("nowhere", "CartError")))
+    for event, trace_id in ((first, traced.upper()), (second, traced), (elsewhere, other)):  # an SDK in capitals too
+        event["contexts"] = {"trace": {"trace_id": trace_id, "span_id": "e" * 16}}
+    inbox.ingest_envelope(build(LOCAL_DSN, [*((("event", json.dumps(e).encode())) for e in (first, second, elsewhere, untraced)),
+                                            ("log", json.dumps({"items": [
+                                                {"timestamp": 2.0, "level": "warn", "body": "declined", "trace_id": traced},
+                                                {"timestamp": 1.0, "level": "info", "body": "started", "trace_id": traced},
+                                                {"timestamp": 1.5, "level": "info", "body": "other", "trace_id": other},
+                                            ]}).encode())]))
+    reader = TraceReader(inbox.engine)
+    assert [e["event_id"] for e in reader.trace_errors(traced.upper())] == [first["event_id"], second["event_id"]]
+    assert [line["body"] for line in reader.trace_logs(traced)] == ["started", "declined"]
+    issues = {e["event_id"]: e["issue_id"] for e in reader.trace_errors(traced) + reader.trace_errors(other)}
+    assert reader.issues_of_traces([traced, other, "ef" * 16, ""]) == {
+        traced: min(issues[first["event_id"]], issues[second["event_id"]]), other: issues[elsewhere["event_id"]]}
+    assert reader.trace_errors("") == []  # an event with no trace is in none

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 import sentry_sdk
 import sqlalchemy
+from reflex_base import otel
 
 from app.inbox.projects import settle_local_dsn
-from app.monitoring import browser, server
+from app.monitoring import browser, event_tracing, server
 from app.settings import Settings
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import CapturingTransport
@@ -43,11 +45,20 @@ def capturing(sentry_init) -> CapturingTransport:
     return transport
 
 
+def in_an_event(name: str = "app.pages.example.ExampleState.act") -> Any:
+    """A Reflex event's span, as Reflex opens one (app/monitoring/event_tracing.py)."""
+    tracer = event_tracing.tracer_provider(event_tracing.EventTransactions()).get_tracer("reflex")
+    return tracer.start_as_current_span("state.example_state.act", attributes={
+        otel.ATTR_EVENT_NAME: "state.example_state.act", otel.ATTR_CODE_FUNCTION_NAME: name,
+        otel.ATTR_SESSION_ID: "0123456789abcdef"})
+
+
 def test_log_records_become_logs_breadcrumbs_and_error_events(capturing: CapturingTransport) -> None:
     log = logging.getLogger("app.pages.example")
-    log.debug("below the level")
-    log.info("an info line %s", "with an argument")
-    log.error("something failed")
+    with in_an_event():
+        log.debug("below the level")
+        log.info("an info line %s", "with an argument")
+        log.error("something failed")
     sentry_sdk.flush()
     [event] = capturing.items("event")
     assert event["logentry"]["message"] == "something failed" and event["level"] == "error"
@@ -56,6 +67,48 @@ def test_log_records_become_logs_breadcrumbs_and_error_events(capturing: Capturi
     bodies = [item["body"] for batch in capturing.items("log") for item in batch["items"]]
     assert "an info line with an argument" in bodies and "something failed" in bodies
     assert "below the level" not in bodies
+
+
+def test_work_outside_an_event_leaves_no_breadcrumbs_for_the_next_error(capturing: CapturingTransport) -> None:
+    # The tunnel's requests and the background tasks (feeder, leases, alert sender) run outside any event.
+    logging.getLogger("app.inbox.example").warning("outbox sums, worker lease")
+    sentry_sdk.add_breadcrumb(category="query", message="select sum(size) from outbox")
+    with in_an_event():
+        logging.getLogger("app.pages.example").warning("the click's own line")
+        sentry_sdk.capture_message("the click failed")
+    logging.getLogger("app.inbox.example").error("a background error is still reported")
+    sentry_sdk.flush()
+    click, background = capturing.items("event")
+    assert [c["message"] for c in click["breadcrumbs"]["values"]] == ["the click's own line"]
+    assert background["logentry"]["message"] == "a background error is still reported"
+    assert not background.get("breadcrumbs", {}).get("values")
+
+
+def test_a_housekeeping_handler_makes_no_transaction_and_no_breadcrumbs(capturing: CapturingTransport) -> None:
+    from app.pages.traces import TracesState  # the live pages' refresh loop (ConsoleState's) is marked @housekeeping
+
+    name = otel._code_function_name(TracesState.event_handlers["watch"].fn, "")  # as Reflex names it
+    assert name == "app.console.state.TracesState.watch"
+    with in_an_event(name):
+        logging.getLogger("app.console.state").warning("refreshed")
+        sentry_sdk.capture_message("an error while refreshing")
+    with in_an_event():
+        pass
+    sentry_sdk.flush()
+    [transaction] = capturing.items("transaction")
+    assert transaction["transaction"] == "app.pages.example.ExampleState.act"
+    [event] = capturing.items("event")
+    assert event["message"] == "an error while refreshing" and not event.get("breadcrumbs", {}).get("values")
+
+
+def test_a_librarys_routine_warnings_are_not_logs_of_the_app(capturing: CapturingTransport) -> None:
+    with in_an_event():
+        logging.getLogger("reflex_base.utils.console").warning("form controls submitted by id are deprecated")
+        logging.getLogger("granian").error("a worker died")
+        logging.getLogger("app.pages.example").warning("the app's own warning")
+    sentry_sdk.flush()
+    bodies = [i["body"] for b in capturing.items("log") for i in b["items"]]
+    assert bodies == ["a worker died", "the app's own warning"]
 
 
 def test_the_pipelines_own_loggers_are_left_out(capturing: CapturingTransport) -> None:

@@ -208,3 +208,48 @@ def test_every_sample_can_be_shown_in_both_views(path) -> None:
         rows = stack_rows(event, view, opened=range(1000))
         blank = present_stack.StackRow("")  # every field of every row is of its declared type
         assert all(type(getattr(row, f.name)) is type(getattr(blank, f.name)) for row in rows for f in fields(row))
+
+
+def test_every_app_frame_shows_its_local_variables_after_its_lines() -> None:
+    event = {"exception": {"values": [{"type": "ValueError", "value": "bad", "stacktrace": {"frames": [
+        frame("lib", False, lineno=1, context_line="call()", vars={"hidden": "1"}),
+        frame("outer", lineno=3, context_line="inner(cart)",
+              vars={"cart": "{'total': 42}", "items": [1, {"a": None}], "note": "<b>x</b>"}),
+        frame("inner", lineno=9, context_line="raise ValueError('bad')", vars={"amount": "42"}),
+    ]}}]}}
+    assert [(r.kind, r.name, r.text) for r in stack_rows(event) if r.kind != "exception"] == [
+        ("frame", "", "inner.py in inner at line 9"), ("context", "", "raise ValueError('bad')"), ("var", "amount", "42"),
+        ("frame", "", "outer.py in outer at line 3"), ("context", "", "inner(cart)"),
+        ("var", "cart", "{'total': 42}"), ("var", "items", '[1, {"a": null}]'), ("var", "note", "<b>x</b>"),
+        ("fold", "", "1 library frame"),
+    ]
+    library = stack_rows(event, opened={0})[-1]  # the fold opened: its frame, closed, openable by its number
+    assert (library.kind, library.text, library.opened, library.frame) == ("frame", "lib.py in lib at line 1", False, 2)
+    opened = [(r.kind, r.name, r.text, r.fold) for r in stack_rows(event, opened={0}, toggled={2})][-3:]
+    assert opened == [("frame", "", "lib.py in lib at line 1", 0), ("context", "", "call()", 0), ("var", "hidden", "1", 0)]
+
+
+def test_any_frame_with_lines_opens_and_closes_by_its_number() -> None:
+    """A stack the SDK marked no frame of as the app's (a script outside the project root): the
+    innermost frame opens, the outer ones open one by one; an open one closes."""
+    lines = {"context_line": "f()"}
+    event = {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [
+        frame("outer", False, lineno=3, vars={"total": "42"}, **lines), frame("bare", False),
+        frame("inner", False, lineno=9, **lines)]}}]}}
+    shown = [(r.kind, r.text, r.frame, r.opened) for r in stack_rows(event) if r.kind != "exception"]
+    assert shown == [("frame", "inner.py in inner at line 9", 0, True), ("context", "f()", -1, False),
+                     ("frame", "bare.py in bare", -1, False), ("frame", "outer.py in outer at line 3", 2, False)]
+    toggled = [(r.kind, r.name, r.text) for r in stack_rows(event, toggled={0, 2}) if r.kind != "exception"]
+    assert toggled == [("frame", "", "inner.py in inner at line 9"), ("frame", "", "bare.py in bare"),
+                       ("frame", "", "outer.py in outer at line 3"), ("context", "", "f()"), ("var", "total", "42")]
+
+
+def test_local_variables_are_bounded() -> None:
+    many = {f"v{n}": "x" * 2000 for n in range(60)} | {"n" * 300: "1"}
+    [_, _, *variables] = stack_rows({"exception": {"values": [{"type": "E", "stacktrace": {"frames": [
+        frame("f", vars=many)]}}]}})
+    assert len(variables) == present_stack.MAX_VARS + 1
+    assert {len(v.text) for v in variables[:-1]} == {present_stack.MAX_VAR_VALUE + 1}  # and "…"
+    assert variables[-1].text == "11 more variables not shown"
+    assert stack_rows({"exception": {"values": [{"type": "E", "stacktrace": {"frames": [
+        frame("f", vars={"n" * 300: "1"})]}}]}})[-1].name == "n" * present_stack.MAX_VAR_NAME + "…"

@@ -1,0 +1,116 @@
+"""The console as a team reads an error (issue 24), in Chromium: a real `sentry-sdk` app reports an
+error inside a transaction with a log line, from an outer frame holding a local variable, with a
+browser context. The issue page shows the outer frame's source line and local value and the contexts
+as tables, says "1 event" and links to the trace; the trace page lists the error and the log line; the
+log line on /logs links to that trace and to the error. Browsing the console adds no transaction of
+its own refresh loop."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.app_server import AppServer
+from tests.e2e.helpers import inbox_event
+from tests.e2e.local_dsn import local_dsn
+from tests.services import read_value
+
+WAIT_MS = 20_000  # for an answer of the app, on a machine busy with the other test processes
+
+SHOP = '''
+import logging
+import sys
+
+import sentry_sdk
+
+sentry_sdk.init(dsn=sys.argv[1], traces_sample_rate=1.0, enable_logs=True, environment="e2e")
+sentry_sdk.set_context("browser", {"name": "Firefox", "version": "128.0"})
+log = logging.getLogger("shop")
+
+
+def charge(amount):
+    raise ValueError(f"card declined for {amount}")
+
+
+def checkout(cart_total):
+    basket_marker = sys.argv[2]
+    return charge(cart_total)
+
+
+with sentry_sdk.start_transaction(name="POST /api/checkout", op="http.server") as transaction:
+    log.warning("checkout started %s", sys.argv[2])
+    try:
+        checkout(42)
+    except ValueError:
+        event_id = sentry_sdk.capture_exception()
+print(event_id, transaction.trace_id)
+sentry_sdk.flush(10)
+'''
+
+
+def report(app_server: AppServer, tmp_path: Path, marker: str) -> tuple[str, str]:
+    """Run the shop with the real sentry-sdk against the app's ingest endpoint: (event id, trace id)."""
+    script = tmp_path / "shop.py"  # a file, so that the SDK reads its frames' source lines
+    script.write_text(SHOP)
+    dsn = f"http://{local_dsn(app_server).public_key}@127.0.0.1:{app_server.port}/1"
+    # Run from its own folder, as an app runs from its project: sentry-sdk marks the frames there in-app.
+    done = subprocess.run([sys.executable, str(script), dsn, marker], capture_output=True, text=True, timeout=60,
+                          check=True, cwd=tmp_path)
+    event_id, trace_id = done.stdout.split()
+    return event_id, trace_id
+
+
+def test_an_error_reads_like_sentrys_and_links_to_its_trace_and_log_line(
+    app_server: AppServer, page: Page, tmp_path: Path
+) -> None:
+    marker = f"basket{uuid.uuid4().hex[:8]}"
+    event_id, trace_id = report(app_server, tmp_path, marker)
+    issue_id = inbox_event(app_server, event_id)["issue_id"]
+
+    page.goto(f"{app_server.url}/issue?id={issue_id}")
+    expect(page.locator("#issue-count")).to_have_text("1 event", timeout=WAIT_MS)
+    stack = page.locator("#issue-stack")
+    expect(stack.locator(".stack-context-current", has_text="return charge(cart_total)")).to_be_visible()
+    local = stack.locator(".stack-var", has=page.locator(".stack-var-name", has_text="basket_marker"))
+    expect(local.locator(".stack-var-value")).to_have_text(f"'{marker}'")
+    contexts = page.locator("#issue-contexts")
+    expect(contexts.locator(".context-table", has_text="Browser")).to_be_visible()
+    browser_name = contexts.locator("tr", has=page.locator(".context-key", has_text="name")).first
+    expect(browser_name.locator(".context-value")).to_have_text("Firefox")
+
+    page.click("#issue-trace-link")
+    expect(page.locator("#trace-id")).to_have_text(trace_id, timeout=WAIT_MS)
+    expect(page.locator("#waterfall")).to_contain_text("POST /api/checkout")
+    expect(page.locator("#trace-errors")).to_contain_text("ValueError: card declined for 42")
+    expect(page.locator("#trace-logs")).to_contain_text(f"checkout started {marker}")
+
+    page.goto(f"{app_server.url}/logs")
+    line = page.locator(".log-row", has_text=f"checkout started {marker}")
+    expect(line).to_be_visible(timeout=WAIT_MS)
+    expect(line.locator(".log-issue-link")).to_have_attribute("href", f"/issue?id={issue_id}")
+    line.locator(".log-trace-link").click()
+    expect(page.locator("#trace-id")).to_have_text(trace_id, timeout=WAIT_MS)
+    expect(page.locator("#trace-errors")).to_contain_text("ValueError: card declined for 42")
+
+
+def test_browsing_the_console_adds_no_transaction_of_its_refresh_loop(app_server: AppServer, page: Page) -> None:
+    url = app_server.env["DATABASE_URL"]
+    events = "select count(*) from inbox_transaction where op = 'reflex.event' and name not like '%.watch'"
+    loops = "select count(*) from inbox_transaction where name like '%.watch'"
+    pages_before = read_value(url, events)
+    for path, title in (("/issues", "Issues"), ("/traces", "Traces"), ("/logs", "Logs")):
+        page.goto(app_server.url + path)  # each a live page: its refresh loop runs while it is open
+        expect(page.locator("#page-title")).to_have_text(title, timeout=WAIT_MS)
+        page.wait_for_timeout(5_000)
+    page.goto(app_server.url + "/")  # the last loop ends within a refresh once its page is left
+    deadline = time.monotonic() + 20
+    while read_value(url, events) == pages_before and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+    assert read_value(url, events) > pages_before  # the page views were traced
+    page.wait_for_timeout(4_000)  # a refresh loop's transaction, if any, would have been stored by now
+    assert read_value(url, loops) == 0
