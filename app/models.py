@@ -225,6 +225,10 @@ class InboxTransaction(SQLModel, table=True):
         Index("ux_inbox_transaction_project_event_id", "project_id", "event_id", unique=True),
         Index("ix_inbox_transaction_trace", "trace_id"),
         Index("ix_inbox_transaction_received", "received_at"),
+        # The /traces filters (0017): each newest first, and counted, from its own index.
+        Index("ix_inbox_transaction_project", "project_id", "id"),
+        Index("ix_inbox_transaction_environment", "environment", "id"),
+        Index("ix_inbox_transaction_release", "release", "id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -242,13 +246,21 @@ class InboxTransaction(SQLModel, table=True):
     span_count: int = 0
     received_at: float
     payload: str  # the transaction's JSON
+    environment: str = ""  # as sent; "" when none, or stored before 0017
+    release: str = ""
 
 
 class InboxLog(SQLModel, table=True):
     """One log line (an item of a `log` envelope item)."""
 
     __tablename__ = "inbox_log"
-    __table_args__ = (Index("ix_inbox_log_project_id", "project_id", "id"), Index("ix_inbox_log_trace", "trace_id"))
+    __table_args__ = (
+        Index("ix_inbox_log_project_id", "project_id", "id"),
+        Index("ix_inbox_log_trace", "trace_id"),
+        # The /logs filters (0017): each newest first from its own index.
+        Index("ix_inbox_log_environment", "environment", "id"),
+        Index("ix_inbox_log_release", "release", "id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     project_id: int = Field(foreign_key="inbox_project.id")
@@ -257,6 +269,9 @@ class InboxLog(SQLModel, table=True):
     body: str = ""
     trace_id: str = ""
     attributes: str = "{}"  # JSON: name → value
+    # Its `sentry.environment` and `sentry.release` attributes; "" when none, or stored before 0017.
+    environment: str = ""
+    release: str = ""
 
 
 class ConsoleUser(SQLModel, table=True):

@@ -9,21 +9,38 @@ import reflex as rx
 from reflex.components.base.error_boundary import ErrorBoundary
 from reflex.vars.base import Var
 
+from app import routes
+from app.components.layout import plain_header
+
 # Inside `fallback_render`, Reflex names the boundary's render props `event_args`.
 _RETRY = Var(_js_expr="event_args.resetErrorBoundary")
 
 
 def fallback() -> rx.Component:
+    """The page in place of one that failed to render: the console's navigation (links that load
+    their page afresh), what happened, and a retry. Plain elements: the boundary is outside Radix
+    Themes' wrap, so its components would be unstyled here."""
+    button = {"padding": "0.4rem 0.9rem", "borderRadius": "6px", "border": "1px solid #0d74ce", "background": "#0d74ce",
+              "color": "white", "cursor": "pointer", "font": "inherit"}
+    link = {"color": "#0d74ce", "textDecoration": "underline", "textUnderlineOffset": "0.2em"}
     return rx.el.div(
-        rx.el.h2("Something went wrong on this page.", id="error-fallback-title"),
-        rx.el.p("The error has been reported. Try again, or go back to the overview."),
+        plain_header(),
         rx.el.div(
-            rx.el.button("Try again", id="error-fallback-retry", custom_attrs={"onClick": _RETRY}),
-            rx.el.a("Overview", href="/"),
-            style={"display": "flex", "gap": "1rem", "alignItems": "center"},
+            rx.el.h2("Something went wrong on this page.", id="error-fallback-title",
+                     style={"fontSize": "1.5rem", "fontWeight": "700", "margin": "0 0 0.75rem"}),
+            rx.el.p("The error has been reported, with what led to it: there is no need to report it yourself. "
+                    "Try the page again, or go on to another one.", id="error-fallback-reported",
+                    style={"margin": "0 0 1rem"}),
+            rx.el.div(
+                rx.el.button("Try again", id="error-fallback-retry", custom_attrs={"onClick": _RETRY}, style=button),
+                rx.el.a("Overview", href=routes.HOME, reload_document=True, id="error-fallback-home", style=link),
+                rx.el.a("Issues", href=routes.ISSUES, reload_document=True, id="error-fallback-issues", style=link),
+                style={"display": "flex", "gap": "1rem", "alignItems": "center"},
+            ),
+            role="alert",
+            style={"padding": "1.5rem 0"},
         ),
-        role="alert",
-        style={"maxWidth": "40rem", "margin": "4rem auto", "padding": "1.5rem", "fontFamily": "system-ui, sans-serif"},
+        style={"maxWidth": "52rem", "margin": "0 auto", "padding": "0 1rem", "fontFamily": "system-ui, sans-serif"},
     )
 
 

@@ -1,24 +1,42 @@
-"""Form pieces the console pages share: a plain select, the callouts that say what the last change
-did, and the read-only notice a viewer sees (the state's side: app/console/form_state.py)."""
+"""Form pieces the console pages share: a plain select drawn like the Radix controls, the callouts
+that say what the last change did, and the read-only notice a viewer sees (the state's side:
+app/console/form_state.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import reflex as rx
 
 from app.console.form_state import FormState
 
 
+def select_style(size: Literal["1", "2"] = "2") -> dict[str, Any]:
+    """A native <select> drawn like Radix Themes' "surface" controls of `size` "1" or "2" (rx.input,
+    rx.button, rx.select's trigger): their height, type, radius, hairline border and focus ring, so
+    it sits beside them as one of theirs. Every select of the console is drawn so."""
+    n = int(size)
+    return {
+        "height": f"var(--space-{4 + n})", "padding": f"0 var(--space-{n}) 0 var(--space-{1 + n})",
+        "font_size": f"var(--font-size-{n})",
+        "line_height": f"var(--line-height-{n})", "letter_spacing": f"var(--letter-spacing-{n})",
+        "color": "var(--gray-12)", "background_color": "var(--color-surface)", "border": "none",
+        "box_shadow": "inset 0 0 0 1px var(--gray-a7)", "border_radius": f"max(var(--radius-{n}), var(--radius-full))",
+        "cursor": "pointer",
+        "_hover": {"box_shadow": "inset 0 0 0 1px var(--gray-a8)"},
+        "_focus_visible": {"outline": "2px solid var(--focus-8)", "outline_offset": "-1px"},
+    }
+
+
 def native_select(choices: list[str] | rx.Var[list[str]], value: rx.Var[str], on_change: rx.EventHandler,
                   element_id: str) -> rx.Component:
-    """A plain <select>: scripts and tests pick its options by value (`select_option`)."""
+    """A plain <select>, styled like the Radix controls: scripts and tests pick its options by value
+    (`select_option`), and its change event gives the value. Named like its id: inside an `rx.form`
+    its value is submitted under that key (Reflex 0.11 submits only named controls)."""
     return rx.el.select(
         rx.foreach(choices, lambda choice: rx.el.option(choice, value=choice)),
-        value=value, on_change=on_change, id=element_id,
-        style={"padding": "0.3em 0.5em", "border": "1px solid var(--gray-a7)", "border_radius": "var(--radius-2)",
-               "background": "var(--color-surface)", "color": "var(--gray-12)"},
+        value=value, on_change=on_change, id=element_id, name=element_id, style=select_style(),
     )
 
 

@@ -180,13 +180,14 @@ class TraceReader:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
 
-    def transactions(self, limit: int = 50, offset: int = 0, search: str = "") -> tuple[list[dict[str, Any]], int]:
-        """Transactions, newest first, and how many match (`search`: in the name or op)."""
-        condition: sqlalchemy.ColumnElement[bool] = sqlalchemy.true()
-        if search.strip():
-            pattern = f"%{search.strip().lower()}%"
-            condition = (sqlalchemy.func.lower(TRANSACTIONS.c.name).like(pattern)
-                         | sqlalchemy.func.lower(TRANSACTIONS.c.op).like(pattern))
+    def transactions(self, limit: int = 50, offset: int = 0, search: str = "", *, project_id: int | None = None,
+                     environment: str = "", release: str = "") -> tuple[list[dict[str, Any]], int]:
+        """Transactions, newest first, and how many match: `search` in the triage search's syntax where
+        it applies (app/inbox/trace_search.py; `SearchError` if it does not parse), of the project,
+        environment and release given (exactly; None or "": any)."""
+        from app.inbox.trace_search import transaction_condition  # (here: app.inbox.search imports this module)
+
+        condition = transaction_condition(search) & narrowed(TRANSACTIONS, project_id, environment, release)
         with self.engine.connect() as connection:
             total = connection.execute(
                 select(sqlalchemy.func.count()).select_from(TRANSACTIONS).where(condition)
@@ -242,9 +243,11 @@ class TraceReader:
                 ).tuples().all())
         return found
 
-    def logs(self, limit: int = 200, level: str = "", search: str = "") -> list[dict[str, Any]]:
-        """Log lines, newest first (`level`: exactly; `search`: in the body)."""
-        condition: sqlalchemy.ColumnElement[bool] = sqlalchemy.true()
+    def logs(self, limit: int = 200, level: str = "", search: str = "", *, project_id: int | None = None,
+             environment: str = "", release: str = "") -> list[dict[str, Any]]:
+        """Log lines, newest first (`level`: exactly; `search`: in the body; of the project, environment
+        and release given, exactly, None or "" for any)."""
+        condition = narrowed(LOGS, project_id, environment, release)
         if level:
             condition = condition & (LOGS.c.level == level)
         if search.strip():
@@ -256,3 +259,36 @@ class TraceReader:
             ).mappings().all()
         # A line stored before non-finite numbers were refused may hold one: it reads as no time, as at ingest.
         return [{**row, "timestamp": seconds(row["timestamp"]) or 0.0} for row in rows]
+
+    def facets(self, of: str = "transactions") -> dict[str, list[str]]:
+        """What /traces (`of` "transactions") or /logs ("logs") offer to filter by: the projects with
+        any ("id · name"), and the FACET_VALUES environments and releases seen most recently, newest
+        first (from the (environment, id) and (release, id) indexes; retention caps the rows read)."""
+        table = LOGS if of == "logs" else TRANSACTIONS
+        with self.engine.connect() as connection:
+            found = {"project": [f"{i} · {name}" for i, name in connection.execute(
+                select(PROJECTS.c.id, PROJECTS.c.name)
+                .where(sqlalchemy.exists(select(table.c.id).where(table.c.project_id == PROJECTS.c.id)))
+                .order_by(PROJECTS.c.id))]}
+            for name in ("environment", "release"):
+                column = table.c[name]
+                found[name] = list(connection.execute(
+                    select(column).where(column != "").group_by(column)
+                    .order_by(sqlalchemy.func.max(table.c.id).desc()).limit(FACET_VALUES)
+                ).scalars())
+        return found
+
+
+FACET_VALUES = 50  # environments and releases offered to filter by, the most recently seen
+
+
+def narrowed(table: sqlalchemy.Table, project_id: int | None, environment: str, release: str) -> sqlalchemy.ColumnElement[bool]:
+    """Rows of `table` (transactions or log lines) of the project, environment and release given (None, "": any)."""
+    condition: sqlalchemy.ColumnElement[bool] = sqlalchemy.true()
+    if project_id is not None:
+        condition = condition & (table.c.project_id == project_id)
+    if environment:
+        condition = condition & (table.c.environment == environment)
+    if release:
+        condition = condition & (table.c.release == release)
+    return condition

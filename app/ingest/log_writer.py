@@ -11,7 +11,7 @@ import sqlalchemy
 from sqlalchemy import insert, update
 
 from app.inbox.tables import COUNTS, FEEDBACK, LOGS
-from app.ingest.event_writer import ID_LENGTH
+from app.ingest.event_writer import ENVIRONMENT_LENGTH, ID_LENGTH, NAME_LENGTH
 from app.ingest.grouping import LEVEL_LENGTH
 from app.protocol.fields import cut, listed, mapping, seconds, text, whole
 
@@ -19,17 +19,31 @@ SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 
 
 def write_logs(connection: sqlalchemy.Connection, project_id: int, batch: dict[str, Any]) -> int:
-    """Store a log item's lines; how many there were."""
-    items = listed(batch.get("items"))
-    rows = [{
-        "project_id": project_id, "timestamp": seconds(item.get("timestamp")) or 0.0,
-        "level": cut(item.get("level"), LEVEL_LENGTH) or "info", "body": text(item.get("body")),
-        "trace_id": cut(item.get("trace_id"), ID_LENGTH),
-        "attributes": json.dumps(mapping(item.get("attributes"))),
-    } for item in items if isinstance(item, dict)]
+    """Store a log item's lines, each with the environment and release its attributes name; how many
+    there were."""
+    rows = []
+    for item in listed(batch.get("items")):
+        if not isinstance(item, dict):
+            continue
+        attributes = mapping(item.get("attributes"))
+        rows.append({
+            "project_id": project_id, "timestamp": seconds(item.get("timestamp")) or 0.0,
+            "level": cut(item.get("level"), LEVEL_LENGTH) or "info", "body": text(item.get("body")),
+            "trace_id": cut(item.get("trace_id"), ID_LENGTH), "attributes": json.dumps(attributes),
+            "environment": cut(attribute(attributes, "sentry.environment"), ENVIRONMENT_LENGTH),
+            "release": cut(attribute(attributes, "sentry.release"), NAME_LENGTH),
+        })
     if rows:
         connection.execute(insert(LOGS), rows)
     return len(rows)
+
+
+def attribute(attributes: dict[str, Any], name: str) -> str | int | float | None:
+    """A log line's attribute, as SDKs send it ({"value": ..., "type": ...}) or bare; None unless a
+    string or a number."""
+    found = attributes.get(name)
+    value = found.get("value") if isinstance(found, dict) else found
+    return value if isinstance(value, str | int | float) and not isinstance(value, bool) else None
 
 
 def write_feedback(connection: sqlalchemy.Connection, project_id: int, kind: str,

@@ -1,5 +1,5 @@
 """The writer of traces: a transaction is stored once per `event_id`, with its trace's ids, name,
-operation, status and timing in columns and its spans in the payload."""
+operation, status, timing, environment and release in columns and its spans in the payload."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sqlalchemy
 from sqlalchemy import bindparam, insert, select
 
 from app.inbox.tables import TRANSACTIONS
-from app.ingest.event_writer import ID_LENGTH, NAME_LENGTH, event_id_of, stored
+from app.ingest.event_writer import ENVIRONMENT_LENGTH, ID_LENGTH, NAME_LENGTH, event_id_of, stored
 from app.ingest.grouping import LEVEL_LENGTH
 from app.protocol.fields import cut, listed, mapping, seconds
 
@@ -37,5 +37,6 @@ def write_transaction(connection: sqlalchemy.Connection, project_id: int, event:
         "status": cut(trace.get("status"), LEVEL_LENGTH), "platform": cut(event.get("platform"), LEVEL_LENGTH),
         "start": start, "duration_ms": max(0.0, (end - start) * 1000),
         "span_count": len(spans), "received_at": received_at, "payload": json.dumps(event),
+        "environment": cut(event.get("environment"), ENVIRONMENT_LENGTH), "release": cut(event.get("release"), NAME_LENGTH),
     })
     return True

@@ -58,13 +58,19 @@ KEEP_FAILED = 256
 class EventInfo:
     """What an error report says about the event that raised it (nothing secret)."""
 
-    event: str  # Reflex's event name, e.g. "state.try_state.raise_error"
-    handler: str  # the handler function's qualified name
+    event: str  # Reflex's event name: its state's mangled full name, e.g. "reflex___state____state.app___pages…raise_error"
+    handler: str  # the handler function's qualified name, e.g. "app.pages.try_errors.TryState.raise_error"
     route: str  # the page's route, e.g. "/try"
     session: str  # Reflex's pseudonymous session id (a digest of the client token)
 
+    @property
+    def name(self) -> str:
+        """The event as a person reads it: the handler's class and function, "TryState.raise_error"."""
+        return ".".join(self.handler.split(".")[-2:])
+
     def context(self) -> dict[str, str]:
-        return {"event": self.event, "handler": self.handler, "route": self.route, "session": self.session}
+        return {"event": self.name, "handler": self.handler, "route": self.route, "session": self.session,
+                "reflex_name": self.event}
 
 
 @dataclass
@@ -95,7 +101,7 @@ class EventTransactions(SpanProcessor):
         if housekeeping:
             self._open[context.span_id] = _Open(NoOpSpan(), scopes, info)
             return
-        isolation.set_tag("reflex.event", info.event)
+        isolation.set_tag("reflex.event", info.name)  # not Reflex's mangled state path
         isolation.set_tag("reflex.route", info.route)
         isolation.set_context("reflex", info.context())
         isolation.set_user({"id": info.session})  # pseudonymous: counts sessions, names nobody

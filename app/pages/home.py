@@ -1,5 +1,8 @@
 """`/`: what Lookout is, and the state of error reporting in this process."""
 
+import os
+import time
+
 import anyio.to_thread
 import reflex as rx
 
@@ -11,6 +14,9 @@ from app.settings import SETTINGS
 from app.sourcemaps import to_sentry
 
 TITLE = "Lookout"
+# When this backend process started, near enough: the tunnel's counters (app/monitoring/stats.py)
+# live in its memory from its start, like this module.
+PROCESS_STARTED = time.time()
 
 
 class HomeState(ConsoleState, rx.State):
@@ -29,8 +35,13 @@ class HomeState(ConsoleState, rx.State):
     other_projects: list[tuple[str, str]] = []
     # Local mode: what the inbox counted rather than kept.
     inbox_counts: list[tuple[str, str]] = []
-    # (label, figure, element id) rows of the tunnel's counters, as /monitoring/stats reports them.
+    # (label, figure, element id) rows as /monitoring/stats reports them: what is stored now (the
+    # outbox, every process's and this server's own SDK's), and what this process counted since it
+    # started (`tunnel_figures`).
+    stored_figures: list[tuple[str, str, str]] = []
     figures: list[tuple[str, str, str]] = []
+    # Which process counted `figures`, and since when.
+    counted_by: str = ""
     # Sentry mode: where the newest build's source maps are (app/sourcemaps/to_sentry.py).
     sentry_maps: str = ""
 
@@ -56,7 +67,8 @@ class HomeState(ConsoleState, rx.State):
             ))
         else:
             self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(settings=SETTINGS))
-        self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.tunnel.snapshot))
+        self.stored_figures, self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.tunnel.snapshot))
+        self.counted_by = counted_by()
 
 
 def inbox_dsn(host: str) -> str:
@@ -80,19 +92,43 @@ def counted(sessions: dict[str, int], discarded: dict[str, int]) -> list[tuple[s
             + [(f"Discarded by SDKs ({reason})", str(n)) for reason, n in sorted(by_reason.items())])
 
 
-def tunnel_figures(snapshot: dict) -> list[tuple[str, str, str]]:
+def tunnel_figures(snapshot: dict) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """(what is stored now, what this process counted since it started) as (label, figure, element id) rows.
+
+    The two are different sources and are labelled so, not read as one: the counters are in this
+    process's memory (a restart, or another worker, starts from zero), and the server's own SDK puts
+    its envelopes in the outbox without passing the tunnel, so "kept" can be above "accepted". No
+    stored count of accepted envelopes exists to show instead."""
     outbox = snapshot["outbox"]
-    rows = [
-        ("Accepted", snapshot["accepted"], "accepted"),
-        ("Forwarded to Sentry", snapshot["forwarded"], "forwarded"),
-        ("Kept for the local inbox", outbox["local"]["envelopes"], "local"),
-        ("Waiting in the outbox", outbox["pending"]["envelopes"], "pending"),
+    stored = [
+        ("Kept for the inbox (stored)", outbox["local"]["envelopes"], "local"),
+        ("Waiting in the outbox for Sentry (stored)", outbox["pending"]["envelopes"], "pending"),
+    ]
+    counted = [
+        ("Accepted by this process since it started", snapshot["accepted"], "accepted"),
+        ("Forwarded to Sentry by this process", snapshot["forwarded"], "forwarded"),
         ("Delivery attempts to retry", snapshot["retrying"], "retrying"),
         ("Answered 429 (rate-limited)", snapshot["rate_limited"], "rate-limited"),
         ("Rejected", snapshot["rejected_total"], "rejected"),
         ("Refused by Sentry (dropped)", snapshot["dropped_total"], "dropped"),
     ]
-    return [(label, str(value), f"figure-{key}") for label, value, key in rows]
+    return ([(label, str(value), f"figure-{key}") for label, value, key in stored],
+            [(label, str(value), f"figure-{key}") for label, value, key in counted])
+
+
+def counted_by(pid: int | None = None, started: float | None = None) -> str:
+    """The process whose counters the page shows: "process 123, started 2026-01-02 03:04 UTC"."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(PROCESS_STARTED if started is None else started))
+    return f"process {os.getpid() if pid is None else pid}, started {when}"
+
+
+def _figures(rows: rx.Var[list[tuple[str, str, str]]], element_id: str) -> rx.Component:
+    return rx.data_list.root(
+        rx.foreach(rows, lambda row: rx.data_list.item(
+            rx.data_list.label(row[0]), rx.data_list.value(row[1], id=row[2]),
+        )),
+        margin_top="0.5em", id=element_id,
+    )
 
 
 def _row(label: str, value: rx.Var[str], test_id: str) -> rx.Component:
@@ -125,29 +161,32 @@ def status_panel() -> rx.Component:
                         rx.data_list.label(p[0]), rx.data_list.value(rx.code(p[1], class_name="project-dsn")),
                     )), margin_top="0.5em", id="inbox-projects",
                 )),
-                rx.text("More projects: `python -m app.inbox.projects add NAME`.", size="1", color_scheme="gray"),
+                rx.text("More projects: ", rx.code("python -m app.inbox.projects add NAME"), ".",
+                        size="1", color_scheme="gray"),
+                rx.cond(HomeState.inbox_counts.length() > 0, rx.text(
+                    "Counted by the inbox (stored):", size="2", color_scheme="gray", margin_top="0.75em")),
                 rx.data_list.root(rx.foreach(HomeState.inbox_counts, lambda row: rx.data_list.item(
                     rx.data_list.label(row[0]), rx.data_list.value(row[1]),
-                )), margin_top="0.75em", id="inbox-counts"),
+                )), margin_top="0.25em", id="inbox-counts"),
             ),
         ),
         rx.heading("Tunnel", size="3", margin_top="1em"),
+        rx.text("Stored now: every backend process's envelopes, this server's own errors and traces among them.",
+                size="2", color_scheme="gray"),
+        _figures(HomeState.stored_figures, "figures-stored"),
         rx.text(
-            "Counts since the backend started; the outbox figures are what is stored now.",
-            size="2", color_scheme="gray",
+            "Counted in memory by the process that answered this page (", HomeState.counted_by, "): the "
+            "envelopes that came in through the tunnel or the ingest endpoints. A restart or another worker "
+            "counts from zero, and this server's own SDK writes to the outbox directly, so these can be below "
+            "the stored figures.",
+            size="2", color_scheme="gray", margin_top="0.75em", id="figures-counted-by",
         ),
-        rx.data_list.root(
-            rx.foreach(
-                HomeState.figures,
-                lambda row: rx.data_list.item(
-                    rx.data_list.label(row[0]), rx.data_list.value(row[1], id=row[2])
-                ),
-            ),
-            margin_top="0.5em",
-        ),
+        _figures(HomeState.figures, "figures-process"),
         rx.text(
-            # A plain anchor: the stats are an API route, not a page the client router knows.
-            "As JSON: ", rx.el.a(HomeState.tunnel_path + "/stats", href=HomeState.tunnel_path + "/stats"),
+            # The stats are an API route, not a page the client router knows: a full page load.
+            "As JSON: ",
+            rx.link(HomeState.tunnel_path + "/stats", href=HomeState.tunnel_path + "/stats", reload_document=True,
+                    id="stats-link"),
             size="2", color_scheme="gray", margin_top="0.75em",
         ),
         id="status-panel",

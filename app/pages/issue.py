@@ -189,7 +189,10 @@ def shown_event() -> rx.Component:
         event_navigation(),
         rx.hstack(
             rx.text("Event ", rx.code(IssueState.event_id, id="issue-event-id"), " (",
-                    rx.el.a("JSON", href="/api/inbox/events/" + IssueState.event_id), ")", size="2"),
+                    # An API route, not a page: a document load (React Router's Link would show the 404 page).
+                    rx.link("JSON", href="/api/inbox/events/" + IssueState.event_id, reload_document=True,
+                            id="issue-event-json"),
+                    ")", size="2"),
             rx.cond(IssueState.trace_href != "", rx.link("View its trace →", href=IssueState.trace_href, size="2",
                                                          id="issue-trace-link")),
             align="center", spacing="4", wrap="wrap",

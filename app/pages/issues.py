@@ -7,7 +7,7 @@ from __future__ import annotations
 import reflex as rx
 
 from app.components.badges import level_badge, status_badge
-from app.components.forms import native_select, outcome
+from app.components.forms import native_select, outcome, select_style
 from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.components.words import noun_of
@@ -79,12 +79,12 @@ def bulk_bar() -> rx.Component:
         rx.el.option("Assign to…", value=""),
         rx.el.option("nobody", value="unassign"),
         rx.foreach(IssuesState.assignable, lambda name: rx.el.option(name, value="assign:" + name)),
-        value="", on_change=IssuesState.bulk, id="bulk-assign",
+        value="", on_change=IssuesState.bulk, id="bulk-assign", style=select_style("1"),
     )
     ignore = rx.el.select(
         rx.el.option("Ignore…", value=""),
         *[rx.el.option(label, value=key) for key, label in IGNORE_CHOICES],
-        value="", on_change=IssuesState.bulk, id="bulk-ignore",
+        value="", on_change=IssuesState.bulk, id="bulk-ignore", style=select_style("1"),
     )
     return rx.cond(IssuesState.may_change, rx.hstack(
         rx.text(IssuesState.selected.length().to_string() + " picked", id="issues-picked"),

@@ -1,6 +1,7 @@
 """`/logs`: the stream of log lines from the browser and the backend, newest first, with a level
-filter and a search; it re-reads itself every 2 s while open. A line of a trace links to that trace
-and, when the trace has an error stored, to the error's issue."""
+filter, project, environment and release filters (app/pages/trace_filters.py: every line unless one
+is chosen) and a search in the body; it re-reads itself every 2 s while open. A line of a trace
+links to that trace and, when the trace has an error stored, to the error's issue."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from app import routes
 from app.components.layout import layout
 from app.components.log_rows import log_row
 from app.components.refused import unless_refused
-from app.console.state import ConsoleState, ago, bounded, one_of, trace_reader
+from app.console.state import ago, bounded, one_of, trace_reader
+from app.pages.trace_filters import Filters, TraceFilters, facets, filter_selects
 from app.presentation.log_lines import log_fields
 
 TITLE = "Logs · Lookout"
@@ -22,14 +24,15 @@ SHOWN = 200
 LEVELS = ["all", "trace", "debug", "info", "warn", "error", "fatal"]
 
 
-def read_logs(level: str, search: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The newest lines (blocking), and the issue of an error of each of their traces."""
+def read_logs(level: str, search: str, filters: Filters) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, list[str]]]:
+    """The newest lines (blocking), the issue of an error of each of their traces, and what the
+    filters offer."""
     reader = trace_reader()
-    found = reader.logs(SHOWN, level, search)
-    return found, reader.issues_of_traces([line["trace_id"] for line in found])
+    found = reader.logs(SHOWN, level, search, **filters)
+    return found, reader.issues_of_traces([line["trace_id"] for line in found]), facets("logs")
 
 
-class LogsState(ConsoleState, rx.State):
+class LogsState(TraceFilters, rx.State):
     live_route = routes.LOGS
     rows: list[dict[str, str]] = []
     level: str = "all"
@@ -37,7 +40,8 @@ class LogsState(ConsoleState, rx.State):
 
     async def _read(self) -> None:
         level = "" if self.level == "all" else self.level
-        found, issues = await anyio.to_thread.run_sync(read_logs, level, self.search)
+        found, issues, offered = await anyio.to_thread.run_sync(read_logs, level, self.search, self._filters())
+        self._offer(offered)
         now = time.time()
         self.rows = [log_fields(line, ago(line["timestamp"], now), issues.get(str(line["trace_id"]).lower())) for line in found]
 
@@ -62,7 +66,8 @@ def page() -> rx.Component:
                     rx.input(placeholder="Search log lines", value=LogsState.search,
                              on_change=LogsState.set_search.debounce(300), width="20em", id="logs-search"),
                     rx.select(LEVELS, value=LogsState.level, on_change=LogsState.set_level, id="logs-level"),
-                    align="center", spacing="3",
+                    filter_selects(LogsState, "logs"),
+                    align="center", spacing="3", wrap="wrap",
                 ),
                 rx.table.root(rx.table.body(rx.foreach(LogsState.rows, log_row)), width="100%", id="logs-table"),
                 width="100%",

@@ -32,7 +32,7 @@ def page() -> rx.Component:
     return layout(
         rx.heading("Sign in", size="7", id="page-title"),
         rx.text("From this machine the console is open; from elsewhere, sign in as a console user "
-                "(added by whoever runs Lookout: `python -m app.console.accounts add NAME`)."),
+                "(added by whoever runs Lookout: ", rx.code("python -m app.console.accounts add NAME"), ")."),
         rx.el.form(
             rx.vstack(
                 rx.input(name="name", placeholder="Name", id="sign-in-name", auto_complete="username"),

@@ -1,5 +1,7 @@
-"""`/traces`: transactions as they arrive (browser page loads and navigations, backend events),
-and `/trace?id=<trace id>`: one trace's transactions and spans as a waterfall (a span that failed
+"""`/traces`: transactions as they arrive (browser page loads and navigations, backend events), of
+every project, environment and release unless the selects (app/pages/trace_filters.py) or the search
+(the triage search's syntax where it applies: app/inbox/trace_search.py) narrow them, and
+`/trace?id=<trace id>`: one trace's transactions and spans as a waterfall (a span that failed
 marked), with the errors and the log lines of the same trace beside it, each error linking to its
 issue."""
 
@@ -16,6 +18,9 @@ from app.components.layout import layout
 from app.components.log_rows import log_row
 from app.components.refused import unless_refused
 from app.console.state import ConsoleState, ago, bounded, trace_reader
+from app.inbox.search import SearchError
+from app.inbox.search.grammar import MAX_QUERY_CHARS
+from app.pages.trace_filters import TraceFilters, facets, filter_selects
 from app.presentation import event as present
 from app.presentation.log_lines import log_fields
 
@@ -24,16 +29,26 @@ TRACE_TITLE = "Trace · Lookout"
 PAGE_SIZE = 50
 
 
-class TracesState(ConsoleState, rx.State):
+class TracesState(TraceFilters, rx.State):
     live_route = routes.TRACES
     rows: list[dict[str, str]] = []
     total: int = 0
     search: str = ""
+    problem: str = ""  # why the search does not parse
 
     async def _read(self) -> None:
-        found, total = await anyio.to_thread.run_sync(lambda: trace_reader().transactions(PAGE_SIZE, 0, self.search))
+        search, filters = self.search, self._filters()
+
+        def read() -> tuple[list[dict[str, Any]], int, str, dict[str, list[str]]]:
+            offered = facets("transactions")
+            try:
+                return (*trace_reader().transactions(PAGE_SIZE, 0, search, **filters), "", offered)
+            except SearchError as exc:
+                return [], 0, str(exc), offered
+
+        found, self.total, self.problem, offered = await anyio.to_thread.run_sync(read)
+        self._offer(offered)
         now = time.time()
-        self.total = total
         self.rows = [{
             "name": t["name"] or "(unnamed)", "op": t["op"], "status": t["status"] or "-",
             "duration": f"{t['duration_ms']:.0f} ms", "spans": str(t["span_count"]), "platform": t["platform"],
@@ -42,7 +57,7 @@ class TracesState(ConsoleState, rx.State):
 
     @rx.event
     async def set_search(self, search: str) -> None:
-        self.search = bounded(search)
+        self.search = bounded(search, MAX_QUERY_CHARS)
         await self._show()
 
 
@@ -77,11 +92,13 @@ def page() -> rx.Component:
             TracesState,
             rx.vstack(
                 rx.hstack(
-                    rx.input(placeholder="Search names and operations", value=TracesState.search,
-                             on_change=TracesState.set_search.debounce(300), width="20em"),
-                    rx.text(TracesState.total.to_string(), " transactions"),
-                    align="center", spacing="3",
+                    rx.input(placeholder="environment:production release:1.2 GET /api", value=TracesState.search,
+                             on_change=TracesState.set_search.debounce(300), width="24em", id="traces-search"),
+                    filter_selects(TracesState, "traces"),
+                    rx.text(TracesState.total.to_string(), " transactions", id="traces-total"),
+                    align="center", spacing="3", wrap="wrap",
                 ),
+                rx.cond(TracesState.problem != "", rx.callout(TracesState.problem, color_scheme="orange", id="traces-problem")),
                 rx.table.root(
                     rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in (
                         "Transaction", "Operation", "Duration", "Spans", "Status", "Received")])),

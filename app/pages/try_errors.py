@@ -32,6 +32,12 @@ CASES: list[tuple[str, str, str]] = [
 ]
 
 
+# What `/try?fail=on_load` reports in the status line: its failure is the browser's (the on_load
+# handler's rx.call_script threw), so Reflex tells only window.onerror (the SDK reports it) and shows
+# nothing; an on_load handler that raised in Python would get event_errors' toast instead.
+ON_LOAD_LABEL = "Fail in on_load (its script threw in the browser)"
+
+
 def _confirm_js(label: str) -> str:
     """After the case had time to be captured: "<label>|<the SDK's last event id>"."""
     return f"new Promise((done) => setTimeout(() => done({label!r} + '|' + (window.lookout.lastEventId() || '')), 400))"
@@ -43,8 +49,15 @@ def _outbox_rows() -> int:
 
 
 class TryState(rx.State):
+    # The status line: what the last action did. Each action replaces it when it starts, so a line
+    # from an earlier action is never left beside a new one.
     confirmation: str = ""
     bomb_armed: bool = False
+
+    @rx.event
+    def begin(self, label: str) -> None:
+        """A browser case started: its line says so until `confirm` says how it ended."""
+        self.confirmation = f"{bounded(label)}: …"  # a client's text: shown back, so kept short
 
     @rx.event
     def confirm(self, result: str) -> None:
@@ -53,15 +66,23 @@ class TryState(rx.State):
 
     @rx.event
     def load(self):
-        """`/try?fail=on_load`: the page's on_load runs a script that throws (an error in the first
-        events of a page, before the SDK has arrived). It sends only this fixed script, to this client."""
+        """Every visit starts with an empty status line. `/try?fail=on_load`: the page's on_load runs
+        a script that throws (an error in the first events of a page, before the SDK has arrived),
+        then the status line says which event reported it, as the buttons' cases do. It sends only
+        these fixed scripts, to this client."""
+        self.confirmation = ""
         if self.router.url.query_parameters.get("fail") == "on_load":
-            return rx.call_script("window.lookoutTry.onLoadScript()")
+            self.confirmation = f"{ON_LOAD_LABEL}: …"
+            return [rx.call_script("window.lookoutTry.onLoadScript()"),
+                    rx.call_script(_confirm_js(ON_LOAD_LABEL), callback=TryState.confirm)]
         return None
 
     @rx.event
-    def raise_error(self) -> None:
-        """A backend event handler that fails: reported once, and the user sees a toast."""
+    async def raise_error(self):
+        """A backend event handler that fails: reported once, and the user sees a toast (the status
+        line says so first: a raising handler's own changes are not sent)."""
+        self.confirmation = "Fail in an event handler: it raised; the toast says what a user sees, with the report's reference."
+        yield
         raise RuntimeError("Lookout try: a backend error")
 
     @rx.event
@@ -70,8 +91,10 @@ class TryState(rx.State):
         self.confirmation = "Backend log line: written (a Sentry log and a breadcrumb)."
 
     @rx.event
-    async def slow_work(self) -> None:
+    async def slow_work(self):
         """A traced handler with a database query and an outbound HTTP request (to this backend)."""
+        self.confirmation = "Slow handler: running…"
+        yield
         started = time.perf_counter()
         rows = await anyio.to_thread.run_sync(_outbox_rows)  # off the event loop: any client may call this
         async with httpx.AsyncClient(timeout=5.0) as client:
@@ -85,6 +108,7 @@ class TryState(rx.State):
     @rx.event
     async def break_rendering(self):
         """Render the bomb once; disarm it so that the error page's retry button brings the page back."""
+        self.confirmation = "Break rendering: a component threw while rendering; the error page replaced this one."
         self.bomb_armed = True
         yield
         await asyncio.sleep(0.5)
@@ -152,7 +176,8 @@ def case_button(element_id: str, label: str, javascript: str) -> rx.Component:
     return rx.button(
         label,
         id=element_id,
-        on_click=[rx.call_script(javascript), rx.call_script(_confirm_js(label), callback=TryState.confirm)],
+        on_click=[TryState.begin(label), rx.call_script(javascript),
+                  rx.call_script(_confirm_js(label), callback=TryState.confirm)],
     )
 
 

@@ -78,11 +78,43 @@ def test_a_render_error_is_reported_once_and_the_page_offers_a_retry(
     after = outbox.mark()
     page.click("#try-render")
     expect(page.locator("#error-fallback-title")).to_be_visible(timeout=10_000)
+    # The error page: the console's navigation, and what became of the error.
+    expect(page.locator("#lookout-plain-header")).to_contain_text("Issues")
+    expect(page.locator("#error-fallback-reported")).to_contain_text("The error has been reported")
     assert len(events_with(outbox, "Lookout try: a render error", after)) == 1
     time.sleep(1.5)
     assert len(events_with(outbox, "Lookout try: a render error", after, timeout=0)) == 1
     page.click("#error-fallback-retry")
     expect(page.locator("#try-render")).to_be_visible()
+    expect(page.locator("#try-confirmation")).to_contain_text("Break rendering:")
+
+
+def test_the_error_pages_links_load_their_page(app_server: AppServer, page: Page) -> None:
+    """A client-side navigation would leave the boundary showing its page: each link loads its own."""
+    open_page(page, app_server, "/try")
+    page.click("#try-render")
+    expect(page.locator("#error-fallback-title")).to_be_visible(timeout=10_000)
+    page.click("#error-fallback-issues")
+    expect(page).to_have_url(re.compile(r"/issues/?$"))
+    expect(page.locator("#page-title")).to_have_text("Issues", timeout=15_000)
+    expect(page.locator("#error-fallback-title")).to_have_count(0)
+
+
+def test_fail_in_on_load_says_which_event_reported_it_and_replaces_the_last_line(
+    app_server: AppServer, page: Page, outbox: Outbox
+) -> None:
+    """The on_load handler's script throws in the browser: Reflex hands it to window.onerror and
+    shows nothing, so the page's status line says what happened, with the event's id."""
+    open_page(page, app_server, "/try")
+    page.click("#try-report")
+    confirmation = page.locator("#try-confirmation")
+    expect(confirmation).to_contain_text("Report an error: sent as event", timeout=10_000)
+    after = outbox.mark()
+    page.click("#try-on-load")
+    expect(confirmation).not_to_contain_text("Report an error", timeout=10_000)
+    expect(confirmation).to_contain_text("Fail in on_load (its script threw in the browser): sent as event", timeout=10_000)
+    [event] = events_with(outbox, "Lookout try: an on_load script error", after)
+    assert (confirmation.text_content() or "").split("event ")[1].rstrip(".") == event["event_id"]
 
 
 def test_a_log_line_arrives_as_a_log_item(app_server: AppServer, page: Page, outbox: Outbox) -> None:

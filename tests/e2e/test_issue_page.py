@@ -7,8 +7,6 @@ its own refresh loop."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -17,59 +15,17 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import inbox_event
-from tests.e2e.local_dsn import local_dsn
+from tests.e2e.shop import report
 from tests.services import read_value
 
 WAIT_MS = 20_000  # for an answer of the app, on a machine busy with the other test processes
-
-SHOP = '''
-import logging
-import sys
-
-import sentry_sdk
-
-sentry_sdk.init(dsn=sys.argv[1], traces_sample_rate=1.0, enable_logs=True, environment="e2e")
-sentry_sdk.set_context("browser", {"name": "Firefox", "version": "128.0"})
-log = logging.getLogger("shop")
-
-
-def charge(amount):
-    raise ValueError(f"card declined for {amount}")
-
-
-def checkout(cart_total):
-    basket_marker = sys.argv[2]
-    return charge(cart_total)
-
-
-with sentry_sdk.start_transaction(name="POST /api/checkout", op="http.server") as transaction:
-    log.warning("checkout started %s", sys.argv[2])
-    try:
-        checkout(42)
-    except ValueError:
-        event_id = sentry_sdk.capture_exception()
-print(event_id, transaction.trace_id)
-sentry_sdk.flush(10)
-'''
-
-
-def report(app_server: AppServer, tmp_path: Path, marker: str) -> tuple[str, str]:
-    """Run the shop with the real sentry-sdk against the app's ingest endpoint: (event id, trace id)."""
-    script = tmp_path / "shop.py"  # a file, so that the SDK reads its frames' source lines
-    script.write_text(SHOP)
-    dsn = f"http://{local_dsn(app_server).public_key}@127.0.0.1:{app_server.port}/1"
-    # Run from its own folder, as an app runs from its project: sentry-sdk marks the frames there in-app.
-    done = subprocess.run([sys.executable, str(script), dsn, marker], capture_output=True, text=True, timeout=60,
-                          check=True, cwd=tmp_path)
-    event_id, trace_id = done.stdout.split()
-    return event_id, trace_id
-
 
 def test_an_error_reads_like_sentrys_and_links_to_its_trace_and_log_line(
     app_server: AppServer, page: Page, tmp_path: Path
 ) -> None:
     marker = f"basket{uuid.uuid4().hex[:8]}"
-    event_id, trace_id = report(app_server, tmp_path, marker)
+    kind = f"Declined{uuid.uuid4().hex[:6]}"  # an issue of this test's own
+    event_id, trace_id = report(app_server, tmp_path, marker, kind)
     issue_id = inbox_event(app_server, event_id)["issue_id"]
 
     page.goto(f"{app_server.url}/issue?id={issue_id}")
@@ -86,7 +42,7 @@ def test_an_error_reads_like_sentrys_and_links_to_its_trace_and_log_line(
     page.click("#issue-trace-link")
     expect(page.locator("#trace-id")).to_have_text(trace_id, timeout=WAIT_MS)
     expect(page.locator("#waterfall")).to_contain_text("POST /api/checkout")
-    expect(page.locator("#trace-errors")).to_contain_text("ValueError: card declined for 42")
+    expect(page.locator("#trace-errors")).to_contain_text(f"{kind}: card declined for 42")
     expect(page.locator("#trace-logs")).to_contain_text(f"checkout started {marker}")
 
     page.goto(f"{app_server.url}/logs")
@@ -95,7 +51,7 @@ def test_an_error_reads_like_sentrys_and_links_to_its_trace_and_log_line(
     expect(line.locator(".log-issue-link")).to_have_attribute("href", f"/issue?id={issue_id}")
     line.locator(".log-trace-link").click()
     expect(page.locator("#trace-id")).to_have_text(trace_id, timeout=WAIT_MS)
-    expect(page.locator("#trace-errors")).to_contain_text("ValueError: card declined for 42")
+    expect(page.locator("#trace-errors")).to_contain_text(f"{kind}: card declined for 42")
 
 
 def test_browsing_the_console_adds_no_transaction_of_its_refresh_loop(app_server: AppServer, page: Page) -> None:

@@ -44,6 +44,7 @@ def test_a_failing_handler_is_reported_once_in_the_browsers_trace_and_the_user_s
     assert event["exception"]["values"][-1]["mechanism"] == {"type": "reflex", "handled": False}
     reflex = event["contexts"]["reflex"]
     assert reflex["route"] == "/try" and reflex["handler"].endswith("TryState.raise_error")
+    assert event["tags"]["reflex.event"] == reflex["event"] == "TryState.raise_error"  # not the mangled state path
     assert len(reflex["session"]) == 16  # a digest of the client token, never the token
     token = page.evaluate("() => window.sessionStorage.getItem('token')")
     assert token and all(token not in str(c) for c in outbox.envelopes(after))

@@ -6,12 +6,14 @@ import json
 import uuid
 
 import pytest
+import sentry_sdk
+import sentry_sdk.logger
 
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.settings import Dsn
 from tests.environment import LOCAL_DSN
-from tests.factories import error, event_envelope, query
+from tests.factories import error, event_envelope, query, sentry_sdk_envelopes, store_all
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, build
 
 
@@ -173,11 +175,37 @@ def test_fields_kept_in_columns_are_cut_at_relays_limits(inbox: InboxStore) -> N
     transaction = {"event_id": uuid.uuid4().hex, "transaction": long, "start_timestamp": 1.0, "timestamp": 2.0,
                    "platform": long, "contexts": {"trace": {"trace_id": long, "span_id": long, "parent_span_id": long,
                                                             "op": long, "status": long}}}
-    logs = {"items": [{"timestamp": 1.0, "level": long, "body": "b", "trace_id": long}]}
+    transaction.update(release=long, environment=long)
+    logs = {"items": [{"timestamp": 1.0, "level": long, "body": "b", "trace_id": long, "attributes": {
+        "sentry.release": {"value": long, "type": "string"}, "sentry.environment": {"value": long, "type": "string"}}}]}
     inbox.ingest_envelope(build(LOCAL_DSN, [("event", json.dumps(event).encode()),
                                             ("transaction", json.dumps(transaction).encode()),
                                             ("log", json.dumps(logs).encode())]))
     assert query(inbox, "select length(release), length(environment), length(platform) from inbox_event") == [(200, 64, 128)]
     assert query(inbox, "select length(name), length(trace_id), length(span_id), length(parent_span_id), length(op),"
-                        " length(status), length(platform) from inbox_transaction") == [(200, 64, 64, 64, 128, 128, 128)]
-    assert query(inbox, "select length(level), length(trace_id) from inbox_log") == [(128, 64)]
+                        " length(status), length(platform), length(release), length(environment)"
+                        " from inbox_transaction") == [(200, 64, 64, 64, 128, 128, 128, 200, 64)]
+    assert query(inbox, "select length(level), length(trace_id), length(release), length(environment)"
+                        " from inbox_log") == [(128, 64, 200, 64)]
+
+
+def test_transactions_and_log_lines_of_the_real_sentry_sdk_keep_their_environment_and_release(inbox: InboxStore) -> None:
+    with sentry_sdk_envelopes(release="shop@2.1", environment="staging", traces_sample_rate=1.0,
+                              enable_logs=True) as bodies:
+        with sentry_sdk.start_transaction(name="/checkout", op="http.server"):
+            sentry_sdk.logger.info("paid {amount}", amount=42)
+    store_all(inbox, bodies)
+    assert query(inbox, "select name, environment, release from inbox_transaction") == [("/checkout", "staging", "shop@2.1")]
+    assert query(inbox, "select body, environment, release from inbox_log") == [("paid 42", "staging", "shop@2.1")]
+
+
+def test_a_log_lines_environment_and_release_are_read_as_sent_or_left_empty(inbox: InboxStore) -> None:
+    attributes = [
+        {"sentry.environment": "bare", "sentry.release": 7},  # bare values, as an older SDK might send them
+        {"sentry.environment": {"value": True, "type": "boolean"}, "sentry.release": {"value": ["a"], "type": "array"}},
+        {"sentry.environment": None, "sentry.release": {"type": "string"}},
+        {},
+    ]
+    inbox.ingest_envelope(build(LOCAL_DSN, [("log", json.dumps({"items": [
+        {"timestamp": 1.0, "level": "info", "body": str(n), "attributes": a} for n, a in enumerate(attributes)]}).encode())]))
+    assert query(inbox, "select environment, release from inbox_log order by id") == [("bare", "7"), ("", ""), ("", ""), ("", "")]

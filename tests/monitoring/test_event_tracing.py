@@ -59,7 +59,7 @@ def test_an_event_is_a_transaction_in_the_browsers_trace_with_sql_and_http_spans
     [transaction] = transport.items("transaction")
     trace_context = transaction["contexts"]["trace"]
     assert transaction["transaction"] == "app.pages.try_errors.TryState.slow_work"  # the handler
-    assert transaction["tags"]["reflex.event"] == "state.try_state.slow_work"
+    assert transaction["tags"]["reflex.event"] == "TryState.slow_work"  # readable, not Reflex's mangled path
     assert (trace_context["trace_id"], trace_context["parent_span_id"]) == (BROWSER_TRACE, BROWSER_SPAN)
     assert (trace_context["op"], trace_context["status"]) == ("reflex.event", "ok")
     ops = {(span["op"], span["description"]) for span in transaction["spans"]}
@@ -111,8 +111,9 @@ def test_a_failed_handler_is_reported_once_with_its_event_and_trace_and_a_toast(
     assert event["exception"]["values"][-1]["mechanism"] == {"type": "reflex", "handled": False}
     assert event["contexts"]["trace"]["trace_id"] == BROWSER_TRACE
     assert event["contexts"]["trace"]["span_id"] == transaction["contexts"]["trace"]["span_id"]
-    assert event["contexts"]["reflex"]["event"] == "state.try_state.slow_work"
-    assert event["tags"]["reflex.event"] == "state.try_state.slow_work"
+    assert event["contexts"]["reflex"]["event"] == "TryState.slow_work"
+    assert event["contexts"]["reflex"]["reflex_name"] == "state.try_state.slow_work"
+    assert event["tags"]["reflex.event"] == "TryState.slow_work"
     assert transaction["contexts"]["trace"]["status"] == "internal_error"
     assert "Something went wrong" in str(toast) and event["event_id"][:8] in str(toast)
     assert processor.failed_event(span.get_span_context().span_id) is None  # handed over once

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,3 +67,39 @@ def test_sentry_mode_tells_the_console_where_the_newest_builds_maps_went(
 
 def test_local_mode_says_nothing_of_sentry(bundles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert loaded(LOOPBACK, {**LOCAL_ENV, **SENTRY_ENV, "SENTRY_DSN": ""}, monkeypatch).sentry_maps == ""
+
+
+def test_the_tunnels_figures_say_whose_they_are_so_accepted_and_kept_never_read_as_contradictory() -> None:
+    """"Accepted 0" beside "Kept 2" is what a restarted process (or another worker, or the server's
+    own SDK, which writes to the outbox without passing the tunnel) shows: the two are labelled as
+    the different sources they are, in two groups."""
+    snapshot = {"accepted": 0, "forwarded": 0, "retrying": 0, "rate_limited": 0, "rejected_total": 1, "dropped_total": 0,
+                "outbox": {"local": {"envelopes": 2, "bytes": 10}, "pending": {"envelopes": 0, "bytes": 0}}}
+    stored, counted = home.tunnel_figures(snapshot)
+    assert stored[0] == ("Kept for the inbox (stored)", "2", "figure-local")
+    assert counted[0] == ("Accepted by this process since it started", "0", "figure-accepted")
+    assert all("(stored)" in label for label, _, _ in stored)
+    assert not any("stored" in label for label, _, _ in counted)
+    assert [key for _, _, key in stored + counted] == [
+        "figure-local", "figure-pending", "figure-accepted", "figure-forwarded", "figure-retrying", "figure-rate-limited",
+        "figure-rejected", "figure-dropped"]
+    assert home.counted_by(4242, 86400.0) == "process 4242, started 1970-01-02 00:00 UTC"
+
+
+def test_the_console_sees_which_process_counted_the_figures(bundles: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = loaded(LOOPBACK, LOCAL_ENV, monkeypatch)
+    assert [key for _, _, key in state.stored_figures] == ["figure-local", "figure-pending"]
+    assert state.figures[0][2] == "figure-accepted"
+    assert state.counted_by.startswith(f"process {os.getpid()}, started ")
+    stranger = loaded(STRANGER, LOCAL_ENV, monkeypatch)
+    assert (stranger.figures, stranger.stored_figures, stranger.counted_by) == ([], [], "")
+
+
+def test_the_page_links_its_json_and_shows_commands_as_code_not_backticks() -> None:
+    compiled = str(home.page())
+    assert "`" not in compiled
+    assert 'jsx(RadixThemesCode,{},"python -m app.inbox.projects add NAME")' in compiled
+    opened = compiled.index('id:"stats-link"')
+    # A document load: React Router's client-side navigation would show the 404 page for an API route.
+    assert "ReactRouterLink,{reloadDocument:true," in compiled[opened:opened + 200]
+    assert "RadixThemesLink" in compiled[opened - 200:opened]  # drawn as a link, not as the text around it
