@@ -1,6 +1,5 @@
 """The database: SQLite settings, and migrations that reach head and match the models exactly."""
 
-import contextlib
 from pathlib import Path
 
 import pytest
@@ -58,16 +57,10 @@ def test_connections_get_the_chosen_synchronous_level(tmp_path, monkeypatch) -> 
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
 
 
-def test_a_sqlite_engine_keeps_the_connections_of_a_burst_for_the_next(tmp_path) -> None:
+def test_a_sqlite_engine_does_not_ping_and_reflex_shares_it(tmp_path) -> None:
     from reflex.model import get_engine
 
-    url = f"sqlite:///{tmp_path / 'burst.db'}"
+    url = f"sqlite:///{tmp_path / 'quiet.db'}"
     engine = db.engine(url)
-    opened: list[object] = []
-    sqlalchemy.event.listen(engine, "connect", lambda connection, _record: opened.append(connection))
-    for _ in range(2):  # two bursts of 12 connections at once (Reflex's default pool keeps 5)
-        with contextlib.ExitStack() as burst:
-            for _ in range(12):
-                burst.enter_context(engine.connect())
-    assert len(opened) == 12  # the second burst reused the first one's
+    assert engine.pool._pre_ping is False  # SQLAlchemy's flag: no "select 1" before each checkout
     assert get_engine(url) is engine  # Reflex's sessions share it

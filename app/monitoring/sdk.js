@@ -175,12 +175,27 @@ export function startTracing(firstRoute) {
   L.tracing = true;
   window.__reflex_otel = Object.assign(window.__reflex_otel || {}, {
     onEventSend(event) {
-      const span = startInactiveSpan({ name: event.name, op: "ui.reflex.event" });
+      const span = startInactiveSpan({
+        name: readableEvent(event.name), op: "ui.reflex.event", attributes: { "reflex.event.name": String(event.name) },
+      });
       const { traceparent } = getTraceData({ span, propagateTraceparent: true });
       if (traceparent) event.traceparent = traceparent;
       span.end();
     },
   });
+}
+
+// Reflex names an event after its state's full path, each state "module___path____class_name"
+// ("reflex___state____state.app___pages___try_errors____try_state.raise_error"): the span is named
+// after the state's class and the handler, "TryState.raise_error", as the backend's `reflex.event`
+// tag names it (app/monitoring/event_tracing.py); the full name stays an attribute.
+export function readableEvent(name) {
+  const parts = String(name).split(".");
+  if (parts.length < 2) return String(name);
+  const handler = parts.pop();
+  const state = parts.pop().split("____").pop();
+  const words = state.split("_").filter(Boolean);
+  return `${words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")}.${handler}`;
 }
 
 export function startNavigation(pathname) {

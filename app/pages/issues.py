@@ -143,6 +143,13 @@ def page() -> rx.Component:
                     rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
                     width="100%", id="issues-table",
                 ),
+                rx.cond(IssuesState.searched & (IssuesState.total == 0) & (IssuesState.problem == ""), rx.box(
+                    rx.text(rx.cond(IssuesState.query != "", rx.fragment("No issues match ", rx.code(IssuesState.query), "."),
+                                    "No issues yet."), size="3"),
+                    rx.text("Clear or change the search to see others; an error another app reports with the DSN on the "
+                            "Overview page, or one from Try it, shows up here.", size="2", color_scheme="gray"),
+                    id="issues-empty", padding="1em 0",
+                )),
                 rx.hstack(
                     rx.button("Newer", on_click=IssuesState.turn(-1), disabled=IssuesState.page_number == 0,
                               variant="outline", id="issues-previous"),

@@ -77,6 +77,7 @@ class IssuesState(BulkActions, rx.State):
     # `query` and `project` (BulkActions'): the search shown, from the URL.
     sort: str = "date"
     problem: str = ""  # why the search in the URL does not parse
+    searched: bool = False  # a search has been read (until then no empty state is shown)
     rows: list[IssueRow] = []
     total: int = 0
     capped: bool = False  # more match than the engine counts (app/inbox/search/engine.py): "10000+"
@@ -125,7 +126,7 @@ class IssuesState(BulkActions, rx.State):
         except SearchError as exc:
             self.problem, self.rows, self.total = str(exc), [], 0
             return
-        self.problem, self.total, self.capped = "", found.total, found.capped
+        self.problem, self.total, self.capped, self.searched = "", found.total, found.capped, True
         self.project_list = [ANY_PROJECT, *projects]
         self.saved = [SavedRow(s.id, s.name, search_url(s.query, s.sort), s.pinned) for s in saved]
         self.rows = [IssueRow(

@@ -36,6 +36,7 @@ class LogsState(TraceFilters, rx.State):
     live_route = routes.LOGS
     rows: list[dict[str, str]] = []
     level: str = "all"
+    searched: bool = False  # read once (until then no empty state is shown)
     search: str = ""
 
     async def _read(self) -> None:
@@ -44,6 +45,7 @@ class LogsState(TraceFilters, rx.State):
         self._offer(offered)
         now = time.time()
         self.rows = [log_fields(line, ago(line["timestamp"], now), issues.get(str(line["trace_id"]).lower())) for line in found]
+        self.searched = True
 
     @rx.event
     async def set_level(self, level: str) -> None:
@@ -70,6 +72,9 @@ def page() -> rx.Component:
                     align="center", spacing="3", wrap="wrap",
                 ),
                 rx.table.root(rx.table.body(rx.foreach(LogsState.rows, log_row)), width="100%", id="logs-table"),
+                rx.cond(LogsState.searched & (LogsState.rows.length() == 0), rx.text(
+                    "No log lines match. Clear the search, the level or the filters; the app's own log records at "
+                    "its log level and the browser's logs show up here.", size="2", color_scheme="gray", id="logs-empty")),
                 width="100%",
             ),
         ),

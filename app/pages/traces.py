@@ -17,6 +17,7 @@ from app import routes
 from app.components.layout import layout
 from app.components.log_rows import log_row
 from app.components.refused import unless_refused
+from app.components.words import count_of
 from app.console.state import ConsoleState, ago, bounded, trace_reader
 from app.inbox.search import SearchError
 from app.inbox.search.grammar import MAX_QUERY_CHARS
@@ -35,6 +36,7 @@ class TracesState(TraceFilters, rx.State):
     total: int = 0
     search: str = ""
     problem: str = ""  # why the search does not parse
+    searched: bool = False  # read once (until then no empty state is shown)
 
     async def _read(self) -> None:
         search, filters = self.search, self._filters()
@@ -47,6 +49,7 @@ class TracesState(TraceFilters, rx.State):
                 return [], 0, str(exc), offered
 
         found, self.total, self.problem, offered = await anyio.to_thread.run_sync(read)
+        self.searched = True
         self._offer(offered)
         now = time.time()
         self.rows = [{
@@ -95,7 +98,7 @@ def page() -> rx.Component:
                     rx.input(placeholder="environment:production release:1.2 GET /api", value=TracesState.search,
                              on_change=TracesState.set_search.debounce(300), width="24em", id="traces-search"),
                     filter_selects(TracesState, "traces"),
-                    rx.text(TracesState.total.to_string(), " transactions", id="traces-total"),
+                    rx.text(count_of(TracesState.total, "transaction"), id="traces-total"),
                     align="center", spacing="3", wrap="wrap",
                 ),
                 rx.cond(TracesState.problem != "", rx.callout(TracesState.problem, color_scheme="orange", id="traces-problem")),
@@ -111,6 +114,10 @@ def page() -> rx.Component:
                     ))),
                     width="100%", id="traces-table",
                 ),
+                rx.cond(TracesState.searched & (TracesState.total == 0) & (TracesState.problem == ""), rx.text(
+                    "No transactions match. Clear the search or the filters; a page load in the browser, an event "
+                    "the backend handles or another app's transaction shows up here.",
+                    size="2", color_scheme="gray", id="traces-empty")),
                 width="100%",
             ),
         ),

@@ -54,6 +54,13 @@ def test_an_error_reads_like_sentrys_and_links_to_its_trace_and_log_line(
     expect(page.locator("#trace-errors")).to_contain_text(f"{kind}: card declined for 42")
 
 
+def test_an_empty_search_says_what_matched_nothing(app_server: AppServer, page: Page) -> None:
+    query = f"customer_tier:gold{uuid.uuid4().hex[:6]}"
+    page.goto(f"{app_server.url}/issues?query={query}")
+    expect(page.locator("#issues-empty")).to_contain_text(f"No issues match {query}.", timeout=WAIT_MS)
+    expect(page.locator("#issues-empty code")).to_have_text(query)
+
+
 def test_browsing_the_console_adds_no_transaction_of_its_refresh_loop(app_server: AppServer, page: Page) -> None:
     url = app_server.env["DATABASE_URL"]
     events = "select count(*) from inbox_transaction where op = 'reflex.event' and name not like '%.watch'"

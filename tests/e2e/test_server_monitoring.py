@@ -52,7 +52,10 @@ def test_a_failing_handler_is_reported_once_in_the_browsers_trace_and_the_user_s
     transaction = _server_transaction(outbox, after, "raise_error")
     assert transaction["contexts"]["trace"]["status"] == "internal_error"
     assert event["contexts"]["trace"]["trace_id"] == transaction["contexts"]["trace"]["trace_id"]
-    assert _browser_spans_in(outbox, after, transaction["contexts"]["trace"]["trace_id"])
+    browser = _browser_spans_in(outbox, after, transaction["contexts"]["trace"]["trace_id"])
+    sent = {t["transaction"] for t in browser if t["contexts"]["trace"].get("op") == "ui.reflex.event"} | {
+        s.get("description") for t in browser for s in t.get("spans", []) if s.get("op") == "ui.reflex.event"}
+    assert "TryState.raise_error" in sent, sent  # the click's event span, named as the backend's tag names it
 
     time.sleep(1.5)  # a second copy (Reflex's own logging, the logging integration) would be here by now
     assert len(outbox.wait_for("event", lambda e: "Lookout try: a backend error" in messages(e), after, 0)) == 1
