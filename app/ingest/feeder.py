@@ -122,9 +122,14 @@ class InboxFeeder:
         return [Incoming(body, encoding, received_at, dsn, row_id) for row_id, dsn, body, encoding, received_at in rows]
 
     def feed_once(self) -> int:
-        """Read one batch of local rows into the inbox; how many rows there were."""
+        """Read one batch of local rows into the inbox; how many rows there were. `ingested` and
+        `rejected` count a batch once its transaction has committed (a reader that sees them move
+        sees the rows' new status)."""
         batch = self.unread()
-        self.inbox.ingest_batch(batch, self._mark)
+        results = self.inbox.ingest_batch(batch, self._mark)  # returns once its transactions committed
+        rejected = sum(isinstance(result, Exception) for result in results)
+        self.ingested += len(results) - rejected
+        self.rejected += rejected
         return len(batch)
 
     def _mark(self, connection: sqlalchemy.Connection, batch: Sequence[Incoming],
@@ -137,12 +142,10 @@ class InboxFeeder:
                 logger.warning("outbox row %s was not read into the inbox: %s", incoming.row_id, reason)
                 # (every row the feeder reads is an outbox row: row_id is set)
                 self.outbox.set_status([] if incoming.row_id is None else [incoming.row_id], REJECTED, reason, connection)
-                self.rejected += 1
             else:
                 read.append({"outbox_id": incoming.row_id, "read_at": time.time()})
         if read:
             connection.execute(insert(READ), read)
-        self.ingested += len(read)
 
 
 def _reason(error: Exception) -> str:
