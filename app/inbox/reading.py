@@ -226,10 +226,10 @@ class TraceReader:
             return []
         with self.engine.connect() as connection:
             rows = connection.execute(
-                select(LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
-                .where(LOGS.c.trace_id == trace_id.lower()).order_by(LOGS.c.timestamp, LOGS.c.id).limit(limit)
+                select(*LOG_COLUMNS).where(LOGS.c.trace_id == trace_id.lower())
+                .order_by(LOGS.c.timestamp, LOGS.c.id).limit(limit)
             ).mappings().all()
-        return [{**row, "timestamp": seconds(row["timestamp"]) or 0.0} for row in rows]
+        return _log_lines(rows)
 
     def issues_of_traces(self, trace_ids: Sequence[str]) -> dict[str, int]:
         """For each of `trace_ids` that has an error stored, an issue of it (the oldest such issue)."""
@@ -254,11 +254,9 @@ class TraceReader:
             condition = condition & sqlalchemy.func.lower(LOGS.c.body).like(f"%{search.strip().lower()}%")
         with self.engine.connect() as connection:
             rows = connection.execute(
-                select(LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
-                .where(condition).order_by(LOGS.c.id.desc()).limit(limit)
+                select(*LOG_COLUMNS).where(condition).order_by(LOGS.c.id.desc()).limit(limit)
             ).mappings().all()
-        # A line stored before non-finite numbers were refused may hold one: it reads as no time, as at ingest.
-        return [{**row, "timestamp": seconds(row["timestamp"]) or 0.0} for row in rows]
+        return _log_lines(rows)
 
     def facets(self, of: str = "transactions") -> dict[str, list[str]]:
         """What /traces (`of` "transactions") or /logs ("logs") offer to filter by: the projects with
@@ -280,6 +278,12 @@ class TraceReader:
 
 
 FACET_VALUES = 50  # environments and releases offered to filter by, the most recently seen
+LOG_COLUMNS = (LOGS.c.id, LOGS.c.timestamp, LOGS.c.level, LOGS.c.body, LOGS.c.trace_id, LOGS.c.attributes)
+
+
+def _log_lines(rows: Sequence[sqlalchemy.RowMapping]) -> list[dict[str, Any]]:
+    # A line stored before non-finite numbers were refused may hold one: it reads as no time, as at ingest.
+    return [{**row, "timestamp": seconds(row["timestamp"]) or 0.0} for row in rows]
 
 
 def narrowed(table: sqlalchemy.Table, project_id: int | None, environment: str, release: str) -> sqlalchemy.ColumnElement[bool]:

@@ -39,10 +39,10 @@ def derived_tags(event: dict[str, Any]) -> list[Tag]:
     ]
     pairs += [
         ("url", text(request.get("url")).split("?", 1)[0]),
-        ("browser", _named(browser)), ("browser.name", browser.get("name")),
-        ("os", _named(os_)), ("os.name", os_.get("name")),
+        ("browser", named(browser)), ("browser.name", browser.get("name")),
+        ("os", named(os_)), ("os.name", os_.get("name")),
         ("device", device.get("model")),
-        ("runtime", _named(runtime)), ("runtime.name", runtime.get("name")),
+        ("runtime", named(runtime)), ("runtime.name", runtime.get("name")),
         ("handled", ("yes" if all(handled) else "no") if handled else None),
         ("mechanism", next((m.get("type") for m in mechanisms if m.get("type")), None)),
         ("user", _user(user)),
@@ -77,7 +77,7 @@ def bounded(key: str, value: Any) -> Tag | None:
     return key, shown
 
 
-def _named(context: dict[str, Any]) -> str:
+def named(context: dict[str, Any]) -> str:
     """"Chrome 120.0": a context's name and version, as Sentry's `browser`, `os` and `runtime` tags."""
     return " ".join(text(context.get(part)) for part in ("name", "version") if context.get(part)).strip()
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import ua_parser
 
-from app.ingest.tag_index import Tag, bounded
+from app.ingest.tag_index import Tag, bounded, named
 from app.protocol.fields import mapping, text
 
 logger = logging.getLogger(__name__)
@@ -73,9 +73,9 @@ def described(parsed: ua_parser.Result) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     browser, os_, device = parsed.user_agent, parsed.os, parsed.device
     if browser is not None and browser.family != UNKNOWN:
-        found["browser"] = _named(browser.family, _version(browser.major, browser.minor, browser.patch), "browser")
+        found["browser"] = _context(browser.family, _version(browser.major, browser.minor, browser.patch), "browser")
     if os_ is not None and os_.family != UNKNOWN:
-        found["os"] = _named(os_.family, _version(os_.major, os_.minor, os_.patch), "os")
+        found["os"] = _context(os_.family, _version(os_.major, os_.minor, os_.patch), "os")
     if device is not None and device.family != UNKNOWN:
         found["device"] = {"family": device.family, **({"model": device.model} if device.model else {}),
                            **({"brand": device.brand} if device.brand else {}), "type": "device"}
@@ -96,7 +96,7 @@ def _version(major: str | None, minor: str | None, patch: str | None) -> str:
     return ".".join(parts)
 
 
-def _named(name: str, version: str, kind: str) -> dict[str, str]:
+def _context(name: str, version: str, kind: str) -> dict[str, str]:
     return {"name": name, **({"version": version} if version else {}), "type": kind}
 
 
@@ -105,8 +105,7 @@ def _tags(name: str, context: dict[str, str]) -> list[Tag]:
     if name == "device":
         pairs = [("device", context.get("model")), ("device.family", context.get("family"))]
     else:
-        pairs = [(name, " ".join(filter(None, (context["name"], context.get("version"))))),
-                 (f"{name}.name", context["name"])]
+        pairs = [(name, named(context)), (f"{name}.name", context["name"])]
     return [tag for key, value in pairs if (tag := bounded(key, value)) is not None]
 
 

@@ -19,6 +19,7 @@ from app.components.charts import counts_bar_chart, period_switch
 from app.components.key_values import context_tables, distribution
 from app.components.layout import layout
 from app.components.refused import unless_refused
+from app.components.words import count_of
 from app.inbox import states
 from app.pages.issue_rows import PERIODS
 from app.pages.issue_state import IssueState
@@ -108,7 +109,7 @@ def header() -> rx.Component:
         rx.text(IssueState.culprit, color_scheme="gray", id="issue-culprit"),
         rx.hstack(
             level_badge(IssueState.level), status_badge(IssueState.status, id="issue-status"),
-            rx.text(IssueState.count, " ", IssueState.events_noun, size="2", id="issue-count"),
+            rx.text(count_of(IssueState.count, "event"), size="2", id="issue-count"),
             rx.cond(IssueState.users != "", rx.text(IssueState.users, size="2", id="issue-users")),
             rx.text("first seen ", IssueState.first_seen, " · last seen ", IssueState.last_seen, size="2",
                     white_space="nowrap"),

@@ -24,6 +24,7 @@ from app.pages.issue_rows import PERIODS, DistributionRow, chart_points, distrib
 from app.pages.issue_triage_state import IssueTriage, TriageView, read_triage
 from app.presentation import event as present, stack as present_stack
 from app.presentation.contexts import ContextRow, context_rows
+from app.presentation.words import plural
 from app.protocol.fields import whole
 
 ENDS = ("latest", "oldest")
@@ -74,7 +75,6 @@ class IssueState(IssueTriage, rx.State):
     level: str = ""
     status: str = ""
     count: str = ""
-    events_noun: str = "events"  # "event" for one
     users: str = ""  # how many users were affected ("" when no event named one)
     first_seen: str = ""
     last_seen: str = ""
@@ -111,8 +111,7 @@ class IssueState(IssueTriage, rx.State):
         issue = read.issue
         self.title, self.culprit, self.level = issue["title"], issue["culprit"], issue["level"]
         self.status, self.count = issue["status"], f"{issue['event_count']:,}"
-        self.events_noun = "event" if issue["event_count"] == 1 else "events"
-        self.users = "" if not read.users else f"{read.users:,} user{'' if read.users == 1 else 's'}"
+        self.users = plural(read.users, "user") if read.users else ""
         self.first_seen, self.last_seen = ago(issue["first_seen"], now), ago(issue["last_seen"], now)
         self.first_release, self.last_release = read.releases
         self.chart = chart_points(read.buckets, self.period)

@@ -23,6 +23,7 @@ from typing import Any
 
 from app.ingest.grouping import exceptions, frames
 from app.presentation.event import display
+from app.presentation.words import plural
 from app.protocol.fields import text, whole
 
 ORIGINAL, MINIFIED = "original", "minified"
@@ -100,7 +101,7 @@ def _chain_rows(event: dict[str, Any], view: str, opened: Collection[int], toggl
             for _ in library[1:]:
                 next(numbers)
             is_open = fold in opened
-            label = f"{len(library)} library frame{'' if len(library) == 1 else 's'}"
+            label = plural(len(library), "library frame")
             yield StackRow("fold", label, fold=fold, opened=is_open)
             for offset, frame in enumerate(library if is_open else ()):
                 yield from _frame_rows(frame, fold, first + offset, False, toggled)
@@ -162,7 +163,7 @@ def _var_rows(frame: dict[str, Any], fold: int) -> Iterator[StackRow]:
         shown = value if isinstance(value, str) else json.dumps(value, default=str, separators=(", ", ": "))
         yield StackRow("var", _cut(shown, MAX_VAR_VALUE), name=_cut(name, MAX_VAR_NAME), in_app=_in_app(frame), fold=fold)
     if len(found) > MAX_VARS:
-        yield StackRow("var", f"{len(found) - MAX_VARS} more variables not shown", in_app=_in_app(frame), fold=fold)
+        yield StackRow("var", f"{plural(len(found) - MAX_VARS, 'more variable')} not shown", in_app=_in_app(frame), fold=fold)
 
 
 def _cut(value: Any, limit: int) -> str:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
+from tests.e2e.helpers import inbox_event
 from tests.e2e.shop import report
 
 # (file name, what it shows): README.md shows the first, docs/inbox-and-console.md all three.
@@ -33,7 +32,7 @@ def take(page: Page, server: AppServer, output: Path, work: Path) -> list[Path]:
     """Report the shop's error into `server`, then save SHOTS into `output`; the files written."""
     output.mkdir(parents=True, exist_ok=True)
     event_id, trace_id = report(server, work, "basket-42", kind="CardDeclined")
-    issue_id = _issue_of(server, event_id)
+    issue_id = inbox_event(server, event_id)["issue_id"]
     page.set_viewport_size(VIEWPORT)
     written = []
     for (name, _), path, ready in zip(SHOTS, ("/issues", f"/issue?id={issue_id}", f"/trace?id={trace_id}"),
@@ -47,17 +46,6 @@ def take(page: Page, server: AppServer, output: Path, work: Path) -> list[Path]:
         page.screenshot(path=output / name)
         written.append(output / name)
     return written
-
-
-def _issue_of(server: AppServer, event_id: str, timeout: float = 30) -> int:
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = httpx.get(f"{server.url}/api/inbox/events/{event_id}", timeout=timeout)
-        if answer.status_code == 200:
-            return int(answer.json()["issue_id"])
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the shop's event {event_id} did not reach the inbox: {answer.text}")
-        time.sleep(0.3)
 
 
 def main(output: Path) -> None:
