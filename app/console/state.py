@@ -16,7 +16,7 @@ import reflex as rx
 from reflex.istate.data import RouterData
 
 from app import db
-from app.background.housekeeping import housekeeping
+from app.background.housekeeping import housekeeping, refused_event
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
 from app.inbox.reading import InboxReader, TraceReader
@@ -127,6 +127,7 @@ class ConsoleState(rx.State, mixin=True):
         keeps none of its data and `refused` says why; if so, `viewer` says who it is."""
         found = self._viewer()
         if found is None:
+            refused_event()  # no transaction: app/background/housekeeping.py
             # Whatever an earlier, allowed client read goes (a session may have ended). A state refused
             # already holds nothing since; resetting it again would send the client every var of it
             # once more, for each event of a flood.

@@ -11,7 +11,8 @@ httpx integrations hang their spans under it: click → event handler → SQL �
 When a handler raises, its scope (tags, contexts, the finished transaction) is kept for the
 backend exception handler (event_errors.py), which Reflex calls later from another task. An event
 Reflex could not bind to its handler (`event_binding.client_fault`) is no work of the app: it makes
-no transaction (a client sending thousands of them would fill the inbox with them).
+no transaction (a client sending thousands of them would fill the inbox with them), and nor does
+an event the console's access rule refused (app/background/housekeeping.py `refused_event`).
 
 Breadcrumbs are kept only inside an event's scope (`keep_breadcrumb`, sentry-sdk's `before_breadcrumb`):
 the SQL and HTTP calls of the tunnel's requests and of the background tasks (forwarder, feeder,

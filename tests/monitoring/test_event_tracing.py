@@ -22,7 +22,9 @@ from reflex_base import otel
 from reflex_base.event.processor.base_state_processor import process_event
 
 from app.monitoring import event_errors, event_tracing, server
+from app.pages.issues_state import IssuesState
 from app.settings import Settings
+from tests.console.clients import LOOPBACK, STRANGER, client_state, console_database, run
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import CapturingTransport
 from tests.monitoring.upstream import Upstream
@@ -141,3 +143,18 @@ def test_an_event_reflex_cannot_bind_makes_no_transaction(traced) -> None:
     sentry_sdk.flush()
     assert transport.items("transaction") == []
     assert processor.failed_event(span.get_span_context().span_id) is None  # nothing kept for a report
+
+
+@pytest.mark.parametrize(("who", "transactions"), [(STRANGER, 0), (LOOPBACK, 1)], ids=["refused", "admitted"])
+def test_an_event_the_console_refuses_makes_no_transaction(traced, tmp_path, monkeypatch, who, transactions) -> None:
+    """A console event from a client the access rule refuses did no work of the app: a stranger's flood
+    of them would fill the inbox with transactions. The same event from this machine is one."""
+    transport, tracer, _ = traced
+    next(console_database(tmp_path, monkeypatch))
+    attributes = {**ATTRIBUTES, otel.ATTR_CODE_FUNCTION_NAME: "app.pages.issues_state.IssuesState.load"}
+    state = client_state(IssuesState, who, "/issues")
+    with tracer.start_as_current_span("issues_state.load", context=from_browser(), attributes=attributes):
+        asyncio.run(run(IssuesState.event_handlers["load"], state, []))
+    sentry_sdk.flush()
+    assert len(transport.items("transaction")) == transactions
+    assert bool(state.refused) == (who is STRANGER)

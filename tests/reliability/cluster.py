@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from httpx_aiohttp import AiohttpTransport
 
 from tests.e2e.app_server import ROOT
 from tests.services import children, free_port, read_value, stop_group
@@ -100,8 +101,11 @@ async def post_all(url: str, bodies: list[bytes], clients: int, retry_503: bool 
     # (`outcome`, when given, is filled as answers come, for a test that acts mid-load.)
     outcome = outcome if outcome is not None else Outcome()  # given: the caller can watch it fill
     pending = collections.deque(bodies)
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as client:
+    # httpx's API over aiohttp's connections, as the forwarder (app/monitoring/forwarder.py): httpx's own
+    # pool cost this client ~2.4 ms of CPU per post, and 22 s for the thousand-connection test's
+    # thousand (aiohttp's 0.5 ms, and 0.9 s), on a machine whose CPU is what the run waits for.
+    transport = AiohttpTransport(limits=httpx.Limits(max_connections=clients, max_keepalive_connections=clients))
+    async with httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False) as client:
         async def worker() -> None:
             while pending:
                 body = pending.popleft()
