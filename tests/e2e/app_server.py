@@ -23,12 +23,15 @@ class AppServer:
     """One production build of the app, served on one port, with its output kept in `log_path`."""
 
     def __init__(self, log_path: Path, env: dict[str, str], port: int | None = None, root: Path = ROOT,
-                 dev: bool = False) -> None:
+                 dev: bool = False, backend_only: bool = False) -> None:
         """`root`: the project to build and run (another copy of it, for a second build). `dev`: `reflex
-        run` in dev mode instead (Vite on `port`, the backend on a port of its own)."""
+        run` in dev mode instead (Vite on `port`, the backend on a port of its own). `backend_only`: the
+        production backend alone on `port` (`--backend-only`: no front end is built), for tests that
+        speak only to it (its websocket, its HTTP routes)."""
         self.log_path = log_path
         self.root = root
         self.dev = dev
+        self.backend_only = backend_only
         self.backend_port = free_port() if dev else None
         self.tree_before: list[str] = []  # the project's git state before the build (tests/e2e/conftest.py)
         self.env = env
@@ -42,7 +45,8 @@ class AppServer:
         # All addresses of this machine, so that a test can also come from another machine (a network
         # namespace, tests/netns.py; the console refuses those); the other tests use 127.0.0.1.
         command = [str(REFLEX), "run", "--env", "dev" if self.dev else "prod", "--loglevel", "info",
-                   "--frontend-port", str(self.port), "--backend-host", "0.0.0.0"]
+                   "--backend-host", "0.0.0.0",
+                   *(["--backend-only", "--backend-port"] if self.backend_only else ["--frontend-port"]), str(self.port)]
         if self.backend_port is not None:
             command += ["--backend-port", str(self.backend_port)]
         self._process = subprocess.Popen(

@@ -112,12 +112,12 @@ def _log_about(app_server: AppServer, event_id: str) -> str:
 
 
 def started_app(request: pytest.FixtureRequest, database: Path, name: str, root: Path = ROOT,
-                env: dict[str, str] | None = None) -> Iterator[AppServer]:
-    """The production app built in `root` and started with a database of its own (the tests never
-    touch the developer's lookout.db) and `env` besides, for a fixture to `yield from`: stopped
-    afterwards, its log (tests/e2e/logs/NAME-<time>.log) kept only when a test failed."""
+                env: dict[str, str] | None = None, backend_only: bool = False) -> Iterator[AppServer]:
+    """The production app built in `root` (or its backend alone) and started with a database of its own
+    (the tests never touch the developer's lookout.db) and `env` besides, for a fixture to `yield from`:
+    stopped afterwards, its log (tests/e2e/logs/NAME-<time>.log) kept only when a test failed."""
     server = AppServer(
-        log_path=LOG_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root,
+        log_path=LOG_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.log", root=root, backend_only=backend_only,
         # No raw envelope is deleted during the run (cap 5,000 by default; the hostile-client runs make
         # ~12,000): the home page's "kept" figure must not shrink between two readings of a test.
         # Nor an event: the hostile-client runs store tens of thousands of error events, and a test that

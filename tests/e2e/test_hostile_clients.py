@@ -20,15 +20,14 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.helpers import LOG_DIR, _copy_project, started_app
 from tests.e2e.hostile_transcript import Transcript
+from tests.e2e.local_dsn import local_dsn
 from tests.monitoring.envelopes import assemble
 from tests.netns import Namespace
 
@@ -38,9 +37,10 @@ CLIENT_TIMEOUT_S = 900
 
 @pytest.fixture(scope="module")
 def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """The app built in a copy of the project (its front end installed there from scratch), so that
-    these tests can run in a process of their own (`make test`, `make e2e`) beside the other browser
-    tests, which share the app built in the project's own .web/."""
+    """The production backend alone (its websocket and HTTP routes are all these clients speak to: no
+    front end is built), run from a copy of the project, so that these tests can run in a process of
+    their own (`make test`, `make e2e`) beside the other browser tests, which share the app built in the
+    project's own .web/."""
     root = tmp_path_factory.mktemp("hostile") / "lookout"
     _copy_project(root, front_end=False)
     # A hostile client sends each socket ~450 events at once; the server answers a socket's messages in
@@ -48,7 +48,7 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     # test processes that took over Reflex's 120 s ping timeout and the server dropped the flooding
     # client's sockets: the tests are about what every event gets back, so the app under test waits longer.
     yield from started_app(request, tmp_path_factory.mktemp("db") / "hostile.db", "hostile-app", root,
-                           env={"REFLEX_SOCKET_TIMEOUT": "900"})
+                           env={"REFLEX_SOCKET_TIMEOUT": "900"}, backend_only=True)
 
 
 @dataclass(frozen=True)
@@ -74,15 +74,6 @@ def database(app_server: AppServer) -> Path:
 def query(app_server: AppServer, sql: str, *parameters: object) -> list[tuple]:
     with contextlib.closing(sqlite3.connect(f"file:{database(app_server)}?mode=ro", uri=True, timeout=10)) as db:
         return db.execute(sql, parameters).fetchall()
-
-
-def local_dsn(app_server: AppServer, page: Page) -> tuple[str, str]:
-    """(public key, project id) of the inbox's own DSN, as the home page shows it on this machine."""
-    page.goto(app_server.url + "/")
-    dsn = page.locator("#inbox-dsn")
-    expect(dsn).to_be_visible(timeout=15_000)
-    parts = urlsplit(dsn.text_content() or "")
-    return parts.username or "", parts.path.rsplit("/", 1)[-1]
 
 
 def items(base: str, marker: dict[str, str], trace_id: str, event_id: str) -> list[tuple[str, dict]]:
@@ -125,9 +116,10 @@ def posted(url: str, key: str, envelope: bytes, patience_s: float = 30) -> httpx
 
 
 @pytest.fixture
-def planted(app_server: AppServer, page: Page) -> Planted:
+def planted(app_server: AppServer) -> Planted:
     """Plant the markers from this machine and wait until the inbox has read every one."""
-    key, project = local_dsn(app_server, page)
+    dsn = local_dsn(app_server)
+    key, project = dsn.public_key, dsn.project_id
     base, trace_id, event_id = f"hostile{uuid.uuid4().hex[:12]}", uuid.uuid4().hex, uuid.uuid4().hex
     marker = Planted(base, 0, trace_id).markers
     for item_type, payload in items(base, marker, trace_id, event_id):
