@@ -62,7 +62,7 @@ test-deps:
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
 # `make test` runs five things at once (tests/side_by_side.sh): lint; the browser tests in three
-# processes, the hostile-client tests in two (each with an app built in a copy of the project) and all
+# processes, the hostile-client tests in two (each with the app's backend run from a copy of the project) and all
 # the others (in order, sharing the app built here in .web/); and the unit and reliability tests
 # together, in UNIT_WORKERS processes (pytest-xdist; `worksteal`: an idle process takes tests from a busy
 # one). Much of their time is waiting (servers down, retries, receivers, an alert sender's pace), so more
