@@ -2,16 +2,18 @@
 (`http://<public key>@<this host>:<port>/<project id>`), in local mode:
 
     POST /api/<project_id>/envelope/   an envelope
-    POST /api/<project_id>/store/      one event as JSON (the older protocol)
+    POST /api/<project_id>/store/      one event as JSON (the older protocol), plain or wrapped in
+                                       base64 and zlib as legacy clients send it
+    GET  /api/<project_id>/store/?sentry_data=...  the same event in the query, answered with a GIF
 
-The key comes from the `sentry_key` query parameter, the `X-Sentry-Auth` header, or the
-envelope header's `dsn` (read from the header line alone), and must be the project's: it is
+The key comes from one of Sentry's auth forms (app/protocol/auth.py), or the envelope
+header's `dsn` (read from the header line alone), and must be the project's: it is
 checked before the body is decoded or parsed. The same steps as the tunnel's follow
 (app/monitoring/intake.py: the client's and the key's rates, caps, encodings, envelope
 validation, heavy work off the event loop); an accepted envelope is committed to the outbox
 through the tunnel (so the feeder reads it into the inbox) before the answer. A /store/ event is
-decoded no further than the item cap. Any origin may post: the DSN is the credential, as with
-Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
+decoded no further than the item cap (app/protocol/legacy_store.py). Any origin may post: the DSN
+is the credential, as with Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.monitoring.intake import unreadable
 from app.monitoring.tunnel import Tunnel
-from app.protocol import auth, encodings, envelope, payloads
+from app.protocol import auth, encodings, envelope, legacy_store, payloads
 from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
 from app.protocol.ratelimits import category_of
 from app.settings import Dsn, SettingsError
@@ -35,7 +37,7 @@ PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
 CORS = [
     (b"access-control-allow-origin", b"*"),
     (b"access-control-allow-methods", b"POST, OPTIONS"),
-    (b"access-control-allow-headers", b"Content-Type, Content-Encoding, X-Sentry-Auth"),
+    (b"access-control-allow-headers", b"Content-Type, Content-Encoding, X-Sentry-Auth, Authorization"),
     (b"access-control-max-age", b"86400"),
 ]
 
@@ -62,7 +64,8 @@ class Ingest:
         if scope["method"] == "OPTIONS":
             await send({"type": "http.response.start", "status": 204, "headers": CORS})
             return await send({"type": "http.response.body", "body": b""})
-        if scope["method"] != "POST":
+        pixel = scope["method"] == "GET" and kind == "store"
+        if scope["method"] != "POST" and not pixel:
             return await respond(send, 405, b'{"detail":"Use POST."}', [(b"allow", b"POST, OPTIONS"), *CORS])
         try:
             event_id = await self.accept(project_id, kind, scope, receive)
@@ -72,6 +75,8 @@ class Ingest:
             return await respond(send, refused.status, body, [*CORS, *encoded(refused.headers)])
         except ClientGone:
             return None
+        if pixel:
+            return await respond(send, 200, legacy_store.PIXEL, CORS, content_type=b"image/gif")
         await respond(send, 200, json.dumps({"id": event_id}).encode(), CORS)
 
     async def accept(self, project_id: int, kind: str, scope: Scope, receive: Receive) -> str | None:
@@ -79,11 +84,14 @@ class Ingest:
             raise Refused(404, "This Lookout forwards to Sentry (SENTRY_DSN is set); it has no inbox to ingest into.", "no_inbox")
         request, intake = Request(scope), self.tunnel.intake
         raw = await intake.body(request, receive)
+        if scope["method"] == "GET":  # a pixel client's event is in its query (bounded by the server's URL limit)
+            request.content_encoding, raw = "", legacy_store.query_data(scope)
         key = auth.sentry_key(scope)
         if not key and kind == "envelope":
             key = auth.key_of_dsn(envelope.header_dsn(intake.header(raw, request.content_encoding)), project_id)
         if not key:
-            raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth, or as the envelope's dsn.",
+            raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth or Authorization, "
+                               "or as the envelope's dsn.",
                           "forbidden_dsn")
         dsn = await self._project_dsn(project_id, key)
         if dsn is None:
@@ -102,7 +110,7 @@ class Ingest:
         limit = self.settings.max_item_bytes
         try:
             try:
-                body = encodings.decode(raw, content_encoding, limit)
+                body = legacy_store.decode(raw, content_encoding, limit)
             except encodings.DecodeError as exc:
                 if exc.status != 413:
                     raise

@@ -15,8 +15,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-_JSON = (b"content-type", b"application/json")
-
 
 class Refused(Exception):
     """The request is refused: `status`, a sentence saying why, and the reason counted in stats."""
@@ -85,11 +83,12 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
 
 
-async def respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006 (never mutated)
+async def respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = [],  # noqa: B006 (never mutated)
+                  content_type: bytes = b"application/json") -> None:
     await send({
         "type": "http.response.start",
         "status": status,
-        "headers": [_JSON, (b"content-length", b"%d" % len(body)), *headers],
+        "headers": [(b"content-type", content_type), (b"content-length", b"%d" % len(body)), *headers],
     })
     await send({"type": "http.response.body", "body": body})
 

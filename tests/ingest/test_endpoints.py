@@ -7,45 +7,21 @@ import dataclasses
 import gzip
 import json
 
-import httpx
 import pytest
 import sqlalchemy
 
-from app.inbox.reading import InboxReader
 from app.ingest.endpoints import Ingest
-from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.asgi import respond
 from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
 from tests.factories import error
+from tests.ingest.helpers import http, in_inbox
 from tests.monitoring.envelopes import build
 
 pytestmark = pytest.mark.anyio
-
-
-async def not_found(scope, receive, send) -> None:  # ASGI
-    await respond(send, 404, b'{"detail":"Not Found"}')
-
-
-@pytest.fixture
-async def ingest(engine: sqlalchemy.Engine, inbox: InboxStore):
-    tunnel = Tunnel(Settings.from_env({}), OutboxStore(engine), RateLimits(), TunnelStats())
-    made = Ingest(tunnel, inbox)
-    yield made
-    await tunnel.writer.close()
-
-
-def http(ingest: Ingest) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=ingest.asgi(not_found)), base_url="http://lookout.test")
-
-
-def in_inbox(ingest: Ingest, event_id: str) -> dict | None:
-    InboxFeeder(ingest.tunnel.store, ingest.inbox).feed_once()
-    return InboxReader(ingest.inbox.engine).event(event_id)
 
 
 async def test_an_envelope_with_the_key_in_the_query_or_header_or_envelope_is_kept(ingest: Ingest) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import threading
+import zlib
 
 import pytest
 
@@ -22,10 +24,11 @@ def where(raw: bytes, content_encoding: str) -> int:
 
 async def test_only_a_small_plain_body_is_parsed_on_the_event_loop() -> None:
     intake, loop_thread = Intake(Settings.from_env({})), threading.get_ident()
-    assert await intake.heavy(where, b"x" * INLINE_BYTES, "") == loop_thread
-    assert await intake.heavy(where, b"x" * INLINE_BYTES, "identity") == loop_thread
-    assert await intake.heavy(where, b"x" * (INLINE_BYTES + 1), "") != loop_thread
+    assert await intake.heavy(where, b"{" * INLINE_BYTES, "") == loop_thread
+    assert await intake.heavy(where, b"{" * INLINE_BYTES, "identity") == loop_thread
+    assert await intake.heavy(where, b"{" * (INLINE_BYTES + 1), "") != loop_thread
     assert await intake.heavy(where, gzip.compress(b"x"), "gzip") != loop_thread  # it may inflate a thousandfold
+    assert await intake.heavy(where, base64.b64encode(zlib.compress(b"{}")), "") != loop_thread  # a legacy /store/ body
 
 
 async def test_heavy_bodies_are_worked_on_a_few_at_a_time() -> None:
