@@ -37,7 +37,7 @@ inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), sta
 # sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
 upload_routes = upload_api.build(db.engine())
 app = LookoutApp(
-    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, inbox_routes, upload_routes],
+    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, wiring.security.asgi, inbox_routes, upload_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,
