@@ -12,8 +12,10 @@ from app.console import state as console
 from app.inbox import api as inbox_api
 from app.inbox.reading import InboxReader
 from app.monitoring import browser, event_errors
+from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, tokens, traces, try_errors
+from app.settings import SETTINGS
 from app.sourcemaps import to_sentry, upload_api
 
 logger = logging.getLogger(__name__)
@@ -27,8 +29,9 @@ def frontend_exception_handler(exception: Exception) -> None:
 class LookoutApp(rx.App):
     def __call__(self) -> ASGIApp:
         """Reflex's backend app inside the origin guard, which must see each request before Reflex's
-        CORS layer and socket.io do (api_transformers run inside that layer)."""
-        return OriginGuard(super().__call__())
+        CORS layer and socket.io do (api_transformers run inside that layer); its pages carry the
+        report-only Content Security Policy (app/monitoring/page_policy.py)."""
+        return OriginGuard(PagePolicy(super().__call__(), SETTINGS))
 
 
 # The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
