@@ -12,8 +12,10 @@ from app.console import state as console
 from app.inbox import api as inbox_api
 from app.inbox.reading import InboxReader
 from app.monitoring import browser, event_errors
+from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, tokens, traces, try_errors
+from app.settings import SETTINGS
 from app.sourcemaps import to_sentry, upload_api
 
 logger = logging.getLogger(__name__)
@@ -27,8 +29,9 @@ def frontend_exception_handler(exception: Exception) -> None:
 class LookoutApp(rx.App):
     def __call__(self) -> ASGIApp:
         """Reflex's backend app inside the origin guard, which must see each request before Reflex's
-        CORS layer and socket.io do (api_transformers run inside that layer)."""
-        return OriginGuard(super().__call__())
+        CORS layer and socket.io do (api_transformers run inside that layer); its pages carry the
+        report-only Content Security Policy (app/monitoring/page_policy.py)."""
+        return OriginGuard(PagePolicy(super().__call__(), SETTINGS))
 
 
 # The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
@@ -37,7 +40,7 @@ inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), sta
 # sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
 upload_routes = upload_api.build(db.engine())
 app = LookoutApp(
-    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, inbox_routes, upload_routes],
+    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, wiring.security.asgi, inbox_routes, upload_routes],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,

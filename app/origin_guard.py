@@ -8,7 +8,7 @@ request, websocket handshake included, whose `Origin` is sent and is not the app
 (`app/console/access.py`): 403 with `{"detail": ...}`, and no CORS grant.
 
 Three kinds of path are open to every origin, as with Sentry: the ingest endpoints
-(`/api/<project>/envelope/`, `/store/`), whose credential is the DSN key, the tunnel
+(`/api/<project>/envelope/`, `/store/`, `/security/`), whose credential is the DSN key, the tunnel
 (LOOKOUT_TUNNEL_PATH), which checks origins itself against LOOKOUT_TUNNEL_ALLOWED_ORIGINS (both
 answer their own CORS), and sentry-cli's upload API (`/api/0/...`), whose only credential is an
 upload token sent in a header, never one a browser adds by itself.
@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.console import access
 from app.ingest.endpoints import PATH as INGEST_PATH
+from app.ingest.security_reports import PATH as SECURITY_PATH
 from app.settings import SETTINGS
 from app.sourcemaps.upload_api import is_upload_path
 
@@ -32,7 +33,8 @@ _HEADERS = [(b"content-type", b"application/json"), (b"content-length", b"%d" % 
 
 def open_to_every_origin(path: str) -> bool:
     """The tunnel, the ingest endpoints and the upload API: the paths whose own checks decide who may post."""
-    return path == SETTINGS.tunnel_path or INGEST_PATH.match(path) is not None or is_upload_path(path)
+    return (path == SETTINGS.tunnel_path or INGEST_PATH.match(path) is not None
+            or SECURITY_PATH.match(path) is not None or is_upload_path(path))
 
 
 class OriginGuard:

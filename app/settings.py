@@ -106,6 +106,10 @@ class Settings:
     # past them the tunnel and the ingest endpoints answer 429 (app/monitoring/intake_limits.py). 0: no limit.
     ingest_bytes_per_min_per_client: int = 256 * MIB
     ingest_bytes_per_min_per_key: int = 1024 * MIB
+    # Security reports (CSP, Expect-CT, HPKP) per minute per project key, a budget of their own beside
+    # the errors' (app/ingest/security_reports.py): a page that violates its policy on every view
+    # must not crowd out the project's errors. 0: no limit.
+    security_reports_per_min_per_key: int = 600
     # A request's whole body must arrive within this (a trickling client is answered 408).
     body_timeout_s: int = 30
     # Delivery to upstream.
@@ -207,6 +211,8 @@ class Settings:
                 env, "LOOKOUT_INGEST_BYTES_PER_MIN_PER_CLIENT", defaults.ingest_bytes_per_min_per_client),
             ingest_bytes_per_min_per_key=whole_number(
                 env, "LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY", defaults.ingest_bytes_per_min_per_key),
+            security_reports_per_min_per_key=whole_number(
+                env, "LOOKOUT_SECURITY_REPORTS_PER_MIN_PER_KEY", defaults.security_reports_per_min_per_key),
             body_timeout_s=positive_int(env, "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
             # Delivery retries: the first after about LOOKOUT_RETRY_BASE_S, doubling up to the max.
             retry_base_s=positive_int(env, "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s)),

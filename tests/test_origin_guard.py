@@ -67,7 +67,8 @@ def test_the_apps_own_pages_and_programs_pass(origin: str | None) -> None:
     assert guarded().get("/api/inbox/issues", headers=headers).json() == {"path": "/api/inbox/issues"}
 
 
-@pytest.mark.parametrize("path", [SETTINGS.tunnel_path, "/api/1/envelope/", "/api/42/store/", "/api/7/envelope"])
+@pytest.mark.parametrize("path", [SETTINGS.tunnel_path, "/api/1/envelope/", "/api/42/store/", "/api/7/envelope",
+                                  "/api/3/security/"])
 def test_the_tunnel_and_the_ingest_endpoints_are_open_to_every_origin(path: str) -> None:
     assert guarded().post(path, headers={"Origin": EVIL}).json() == {"path": path}
 

@@ -93,7 +93,7 @@ class Ingest:
             raise Refused(401, "No sentry_key: send it as a query parameter, in X-Sentry-Auth or Authorization, "
                                "or as the envelope's dsn.",
                           "forbidden_dsn")
-        dsn = await self._project_dsn(project_id, key)
+        dsn = await self.project_dsn(project_id, key)
         if dsn is None:
             raise Refused(403, f"Project {project_id} of this inbox has no key {key!r}.", "forbidden_dsn")
         intake.charge_key(dsn, len(raw))
@@ -129,7 +129,7 @@ class Ingest:
         except (encodings.DecodeError, envelope.EnvelopeError) as exc:
             raise unreadable(exc) from exc
 
-    async def _project_dsn(self, project_id: int, key: str) -> str | None:
+    async def project_dsn(self, project_id: int, key: str) -> str | None:
         """The DSN that names the project in outbox rows, if `key` is the project's; else None."""
         if (project_id, key) in self._known:
             return self._known[(project_id, key)]

@@ -55,11 +55,12 @@ class Intake:
         """The client's address: the peer, or who a proxy on this machine says it was (app/protocol/clients.py)."""
         return client_address(request.peer, forwarded_chain(request.forwarded_for), self.settings.trusted_proxy_hops)
 
-    async def body(self, request: Request, receive: Receive) -> bytes:
-        """The body, if the client's rate allows one more (charged with its size once read)."""
+    async def body(self, request: Request, receive: Receive, limit: int | None = None) -> bytes:
+        """The body (at most `limit` bytes, else the request cap), if the client's rate allows one
+        more (charged with its size once read)."""
         client = self.client(request)
         _check(self.limits.client, client, "from this client")
-        raw = await read_body(receive, request.content_length, self.settings.max_request_bytes,
+        raw = await read_body(receive, request.content_length, limit or self.settings.max_request_bytes,
                               self.settings.body_timeout_s)
         self.limits.client.spend(client, len(raw))
         return raw

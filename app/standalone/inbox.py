@@ -1,4 +1,4 @@
-"""The inbox as a bare ASGI app (no Reflex, no pages): the tunnel and Sentry's ingest endpoints,
+"""The inbox as a bare ASGI app (no Reflex, no pages): the tunnel and Sentry's ingest endpoints (security reports too),
 sentry-cli's upload API (app/sourcemaps/upload_api.py), the outbox, the feeder that reads it into
 the inbox and the alert sender, in local mode (no SENTRY_DSN). Same code and settings as in the
 Reflex backend; used by the alerts' crash test and latency benchmark, and by the upload tests, to
@@ -12,7 +12,7 @@ from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
 from app.sourcemaps import upload_api
 
 _served = upload_api.build(db.engine())
-_served.mount("", wiring.ingest.asgi(wiring.tunnel.asgi()))  # anything else: 404
+_served.mount("", wiring.security.asgi(wiring.ingest.asgi(wiring.tunnel.asgi())))  # anything else: 404
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
