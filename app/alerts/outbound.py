@@ -3,6 +3,7 @@
     url_problem(url)          is this a URL a webhook may have? (http(s), a host, no user info, ...)
     OutboundPolicy.refusal    may we connect to this address for this host? (non-global: only if allowed)
     post(url, outgoing, ...)  resolve, check every address, connect to a checked one, POST; a Delivered
+    system_resolver           how `post` looks a host up (getaddrinfo); another `Resolver` can stand in
 
 The host is resolved on every send, each address is checked, and the request goes to the checked
 address itself (the URL's host kept in `Host` and, for https, in TLS's SNI and certificate check): no
@@ -19,7 +20,7 @@ import ipaddress
 import re
 import socket
 import ssl
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -28,6 +29,7 @@ from app.alerts.alert import ERROR_BYTES, Delivered, Outgoing, cut_error
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]  # (host, port) -> its addresses, in order
 
 MAX_URL = 2048
 MAX_ENTRY = 253  # a DNS name's longest
@@ -160,12 +162,19 @@ def _ip(text: str) -> IPAddress | None:
         return None
 
 
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The host's addresses as the system resolves them (getaddrinfo, in a thread), in its order."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
 async def post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: float = 10.0, *,
-               verify: ssl.SSLContext | None = None) -> Delivered:
+               verify: ssl.SSLContext | None = None, resolver: Resolver = system_resolver) -> Delivered:
     """POST `outgoing` to `url` under `policy`; never raises (but for cancellation).
 
     Each step (resolving, connecting, writing, each read) has `timeout_s`; the whole send 3 × that.
     `verify`: the certificates trusted for https (default: httpx's, honouring SSL_CERT_FILE).
+    `resolver`: how the host is looked up (the system's; tests give a DNS answer of their own).
     """
     problem = url_problem(url)
     if problem is not None:
@@ -173,7 +182,7 @@ async def post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: 
     target = httpx.URL(url)
     try:
         async with asyncio.timeout(3 * timeout_s):
-            addresses = await _resolve(target, timeout_s)
+            addresses = await _resolve(target, timeout_s, resolver)
             for address in addresses:
                 refused = policy.refusal(_host(target), address)
                 if refused is not None:
@@ -191,18 +200,18 @@ class _Unresolved(Exception):
     """The host has no address; the message is the sentence."""
 
 
-async def _resolve(target: httpx.URL, timeout_s: float) -> list[str]:
-    """The host's addresses, in the resolver's order, each once (getaddrinfo runs in a thread)."""
+async def _resolve(target: httpx.URL, timeout_s: float, resolver: Resolver) -> list[str]:
+    """The host's addresses, in the resolver's order, each once."""
     host = _host(target)
     port = target.port or (443 if target.scheme == "https" else 80)
     try:
         async with asyncio.timeout(timeout_s):
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            found = await resolver(host, port)
     except TimeoutError as error:
         raise _Unresolved(f"The webhook's host {host} was not resolved within {timeout_s:g} s.") from error
     except OSError as error:
         raise _Unresolved(f"The webhook's host {host} could not be resolved ({error}).") from error
-    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    addresses = list(dict.fromkeys(found))
     if not addresses:
         raise _Unresolved(f"The webhook's host {host} has no address.")
     return addresses

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.alerts.alert import ERROR_BYTES, Outgoing
-from app.alerts.outbound import OutboundPolicy, non_global_kind, post, url_problem
+from app.alerts.outbound import OutboundPolicy, Resolver, non_global_kind, post, url_problem
 from tests.alerts.certificates import certificate
 from tests.alerts.receivers import WebhookReceiver
 
@@ -161,6 +161,28 @@ async def test_a_name_resolving_to_loopback_is_refused_unless_the_name_is_allowe
     (got,) = receiver.wait_for(1)
     assert got.headers["host"] == f"localhost:{receiver.port}"  # the name, though the address was connected to
     assert len(receiver.received) == 1
+
+
+def answering(*addresses: str) -> Resolver:
+    """A DNS answer of our own: the host resolves to `addresses`, in this order."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return list(addresses)
+
+    return resolve
+
+
+async def test_every_address_of_the_answer_is_checked_not_only_the_first(receiver: WebhookReceiver) -> None:
+    # A name resolving to an allowed address and a private one: connecting to the first fails over to
+    # the next, so one private address anywhere in the answer refuses the whole send.
+    for answer in (("127.0.0.1", "10.0.0.7"), ("127.0.0.1", "127.0.0.2", "::ffff:192.168.1.1")):
+        refused = await post(receiver.url(host="hooks.example.com"), MESSAGE, LOOPBACK, resolver=answering(*answer))
+        assert not refused.ok and f"hooks.example.com resolves to {answer[-1]}, which is a private address" in refused.error
+    assert receiver.received == []  # refused before any connection
+    delivered = await post(receiver.url(host="hooks.example.com"), MESSAGE, LOOPBACK,
+                           resolver=answering("127.0.0.1", "127.0.0.2"))
+    assert delivered.ok, delivered.error
+    assert receiver.wait_for(1)[0].headers["host"] == f"hooks.example.com:{receiver.port}"
 
 
 async def test_a_redirect_is_not_followed(receiver: WebhookReceiver) -> None:
