@@ -10,6 +10,12 @@ address itself (the URL's host kept in `Host` and, for https, in TLS's SNI and c
 second lookup between check and connect, so a DNS answer that changes (rebinding) cannot slip a
 private address through. No redirect is followed, proxies from the environment are ignored, and of a
 failing answer at most ERROR_BYTES are read.
+
+The URL is a secret (a Slack or Discord webhook's is all it takes to post), so a send leaves it
+nowhere: the request goes through httpx's transport, not `AsyncClient.send`, which sentry-sdk's httpx
+integration wraps with a span, a breadcrumb and trace headers (and httpx logs each request's URL
+there); and a failure's sentence has the URL masked (app/alerts/unquoted.py), for a server may echo
+its path (`Cannot POST /services/…`) and the sentence is stored and logged.
 """
 
 from __future__ import annotations
@@ -21,11 +27,12 @@ import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 
 from app.alerts.alert import ERROR_BYTES, Delivered, Outgoing, cut_error
+from app.alerts.unquoted import unquoted
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -176,6 +183,12 @@ async def post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: 
     `verify`: the certificates trusted for https (default: httpx's, honouring SSL_CERT_FILE).
     `resolver`: how the host is looked up (the system's; tests give a DNS answer of their own).
     """
+    delivered = await _post(url, outgoing, policy, timeout_s, verify, resolver)
+    return replace(delivered, error=cut_error(unquoted(delivered.error, url))) if delivered.error else delivered
+
+
+async def _post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: float, verify: ssl.SSLContext | None,
+                resolver: Resolver) -> Delivered:
     problem = url_problem(url)
     if problem is not None:
         return Delivered(ok=False, error=problem)
@@ -219,17 +232,20 @@ async def _resolve(target: httpx.URL, timeout_s: float, resolver: Resolver) -> l
 
 async def _send(target: httpx.URL, addresses: list[str], outgoing: Outgoing, timeout_s: float,
                 verify: ssl.SSLContext) -> Delivered:
-    """POST to each checked address in turn until one takes the connection."""
+    """POST to each checked address in turn until one takes the connection, through the transport
+    alone (no client: nothing instrumented sees the URL; a transport follows no redirect, uses no proxy)."""
     headers = {**outgoing.headers, "Host": target.netloc.decode("ascii"), "Accept-Encoding": "identity"}
-    extensions = {"sni_hostname": _host(target)} if target.scheme == "https" else {}
-    async with httpx.AsyncClient(verify=verify, trust_env=False, follow_redirects=False,
-                                 timeout=httpx.Timeout(timeout_s)) as client:
+    extensions: dict[str, object] = {"timeout": httpx.Timeout(timeout_s).as_dict()}
+    if target.scheme == "https":
+        extensions["sni_hostname"] = _host(target)
+    async with httpx.AsyncHTTPTransport(verify=verify, trust_env=False) as transport:
         for tried, address in enumerate(addresses, start=1):
             # The address as the URL's host: httpx connects to it and never looks the name up again.
-            request = client.build_request("POST", target.copy_with(host=address.split("%")[0]),
-                                           content=outgoing.body, headers=headers, extensions=extensions)
+            request = httpx.Request("POST", target.copy_with(host=address.split("%")[0]), content=outgoing.body,
+                                    headers=headers, extensions=extensions)
             try:
-                answer = await client.send(request, stream=True)
+                answer = await transport.handle_async_request(request)
+                answer.request = request
             except httpx.ConnectError as error:
                 if tried == len(addresses):
                     return Delivered(ok=False, error=cut_error(
