@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sentry_sdk
 import sqlalchemy
 
 from app.settings import SETTINGS, Dsn
@@ -32,6 +33,22 @@ pytest_plugins = ["tests.databases", "tests.sourcemaps.reflex_like_build"]
 
 # This process's settings, as the backend's start leaves them (it reads the key from its database).
 SETTINGS.settle_local_dsn(Dsn.parse(LOCAL_DSN))
+
+
+@pytest.fixture
+def sentry_init() -> Iterator:
+    """sentry_init(**options) → sentry-sdk started for this test (closed after it)."""
+
+    def init(**options: object) -> None:
+        # Scopes outlive a client: what an earlier test in this process left (breadcrumbs of its
+        # requests and queries, tags) must not reach this one's events.
+        for scope in (sentry_sdk.get_global_scope(), sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope()):
+            scope.clear()
+        sentry_sdk.init(**options)
+
+    yield init
+    sentry_sdk.get_client().close()
+    sentry_sdk.get_global_scope().set_client(None)
 
 
 @pytest.fixture

@@ -3,12 +3,19 @@
     url_problem(url)          is this a URL a webhook may have? (http(s), a host, no user info, ...)
     OutboundPolicy.refusal    may we connect to this address for this host? (non-global: only if allowed)
     post(url, outgoing, ...)  resolve, check every address, connect to a checked one, POST; a Delivered
+    system_resolver           how `post` looks a host up (getaddrinfo); another `Resolver` can stand in
 
 The host is resolved on every send, each address is checked, and the request goes to the checked
 address itself (the URL's host kept in `Host` and, for https, in TLS's SNI and certificate check): no
 second lookup between check and connect, so a DNS answer that changes (rebinding) cannot slip a
 private address through. No redirect is followed, proxies from the environment are ignored, and of a
 failing answer at most ERROR_BYTES are read.
+
+The URL is a secret (a Slack or Discord webhook's is all it takes to post), so a send leaves it
+nowhere: the request goes through httpx's transport, not `AsyncClient.send`, which sentry-sdk's httpx
+integration wraps with a span, a breadcrumb and trace headers (and httpx logs each request's URL
+there); and a failure's sentence has the URL masked (app/alerts/unquoted.py), for a server may echo
+its path (`Cannot POST /services/…`) and the sentence is stored and logged.
 """
 
 from __future__ import annotations
@@ -19,15 +26,17 @@ import ipaddress
 import re
 import socket
 import ssl
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 
 import httpx
 
 from app.alerts.alert import ERROR_BYTES, Delivered, Outgoing, cut_error
+from app.alerts.unquoted import unquoted
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]  # (host, port) -> its addresses, in order
 
 MAX_URL = 2048
 MAX_ENTRY = 253  # a DNS name's longest
@@ -160,20 +169,33 @@ def _ip(text: str) -> IPAddress | None:
         return None
 
 
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The host's addresses as the system resolves them (getaddrinfo, in a thread), in its order."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
 async def post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: float = 10.0, *,
-               verify: ssl.SSLContext | None = None) -> Delivered:
+               verify: ssl.SSLContext | None = None, resolver: Resolver = system_resolver) -> Delivered:
     """POST `outgoing` to `url` under `policy`; never raises (but for cancellation).
 
     Each step (resolving, connecting, writing, each read) has `timeout_s`; the whole send 3 × that.
     `verify`: the certificates trusted for https (default: httpx's, honouring SSL_CERT_FILE).
+    `resolver`: how the host is looked up (the system's; tests give a DNS answer of their own).
     """
+    delivered = await _post(url, outgoing, policy, timeout_s, verify, resolver)
+    return replace(delivered, error=cut_error(unquoted(delivered.error, url))) if delivered.error else delivered
+
+
+async def _post(url: str, outgoing: Outgoing, policy: OutboundPolicy, timeout_s: float, verify: ssl.SSLContext | None,
+                resolver: Resolver) -> Delivered:
     problem = url_problem(url)
     if problem is not None:
         return Delivered(ok=False, error=problem)
     target = httpx.URL(url)
     try:
         async with asyncio.timeout(3 * timeout_s):
-            addresses = await _resolve(target, timeout_s)
+            addresses = await _resolve(target, timeout_s, resolver)
             for address in addresses:
                 refused = policy.refusal(_host(target), address)
                 if refused is not None:
@@ -191,18 +213,18 @@ class _Unresolved(Exception):
     """The host has no address; the message is the sentence."""
 
 
-async def _resolve(target: httpx.URL, timeout_s: float) -> list[str]:
-    """The host's addresses, in the resolver's order, each once (getaddrinfo runs in a thread)."""
+async def _resolve(target: httpx.URL, timeout_s: float, resolver: Resolver) -> list[str]:
+    """The host's addresses, in the resolver's order, each once."""
     host = _host(target)
     port = target.port or (443 if target.scheme == "https" else 80)
     try:
         async with asyncio.timeout(timeout_s):
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            found = await resolver(host, port)
     except TimeoutError as error:
         raise _Unresolved(f"The webhook's host {host} was not resolved within {timeout_s:g} s.") from error
     except OSError as error:
         raise _Unresolved(f"The webhook's host {host} could not be resolved ({error}).") from error
-    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    addresses = list(dict.fromkeys(found))
     if not addresses:
         raise _Unresolved(f"The webhook's host {host} has no address.")
     return addresses
@@ -210,17 +232,20 @@ async def _resolve(target: httpx.URL, timeout_s: float) -> list[str]:
 
 async def _send(target: httpx.URL, addresses: list[str], outgoing: Outgoing, timeout_s: float,
                 verify: ssl.SSLContext) -> Delivered:
-    """POST to each checked address in turn until one takes the connection."""
+    """POST to each checked address in turn until one takes the connection, through the transport
+    alone (no client: nothing instrumented sees the URL; a transport follows no redirect, uses no proxy)."""
     headers = {**outgoing.headers, "Host": target.netloc.decode("ascii"), "Accept-Encoding": "identity"}
-    extensions = {"sni_hostname": _host(target)} if target.scheme == "https" else {}
-    async with httpx.AsyncClient(verify=verify, trust_env=False, follow_redirects=False,
-                                 timeout=httpx.Timeout(timeout_s)) as client:
+    extensions: dict[str, object] = {"timeout": httpx.Timeout(timeout_s).as_dict()}
+    if target.scheme == "https":
+        extensions["sni_hostname"] = _host(target)
+    async with httpx.AsyncHTTPTransport(verify=verify, trust_env=False) as transport:
         for tried, address in enumerate(addresses, start=1):
             # The address as the URL's host: httpx connects to it and never looks the name up again.
-            request = client.build_request("POST", target.copy_with(host=address.split("%")[0]),
-                                           content=outgoing.body, headers=headers, extensions=extensions)
+            request = httpx.Request("POST", target.copy_with(host=address.split("%")[0]), content=outgoing.body,
+                                    headers=headers, extensions=extensions)
             try:
-                answer = await client.send(request, stream=True)
+                answer = await transport.handle_async_request(request)
+                answer.request = request
             except httpx.ConnectError as error:
                 if tried == len(addresses):
                     return Delivered(ok=False, error=cut_error(

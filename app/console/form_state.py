@@ -4,12 +4,17 @@ form's arguments.
 
 A maintainer's change goes: `_begin_change()` (the last change's messages go; the maintainer, or
 None with the refusal in `error`), then the work through `_change()` (off the event loop; a
-`ValueError`'s sentence goes to `error`), then `_show()`."""
+`ValueError`'s sentence goes to `error`), then `_show()`.
+
+A secret in the state (one shown once, one being typed) is held in memory only: Reflex pickles each
+client's state into its state files (`.states/` on disk, or Redis) and keeps them for the token's
+lifetime, so the fields a page names in `unpersisted` are left out of what it pickles (read back
+after a restart, they have their defaults)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio.to_thread
 import reflex as rx
@@ -48,6 +53,11 @@ class FormState(ConsoleState, mixin=True):
     notice: str = ""
     secret_once: str = ""
     maintainers_only: ClassVar[str] = "Only a maintainer can change this."
+    unpersisted: ClassVar[tuple[str, ...]] = ("secret_once",)  # fields never written to the state files
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What Reflex pickles of this state (app/console/form_state.py's docstring): all but `unpersisted`."""
+        return {name: value for name, value in super().__getstate__().items() if name not in self.unpersisted}
 
     def _reading(self, found: Viewer | None) -> None:
         """The page is being read for `found` (the client, as `_viewer()` found it)."""

@@ -71,6 +71,8 @@ def in_transaction(work: Callable[[sqlalchemy.Connection], T]) -> Callable[[], T
 class AlertsState(FormState, rx.State):
     live_route = routes.ALERTS
     maintainers_only = MAINTAINERS_ONLY
+    # The secret made for a json channel, and a webhook URL and secret being typed (a URL is a secret too).
+    unpersisted = ("secret_once", "target", "secret")
     channels: list[ChannelRow] = []
     scopes: list[str] = [EVERY]  # a channel's: EVERY, or one of `projects`
     # The new channel, as typed.

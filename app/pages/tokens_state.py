@@ -8,7 +8,7 @@ choice among the offered ones, a whole number). A refusal is a sentence in `erro
 A new token's secret is in the state only to be shown once, to the maintainer who made it: it is
 cleared by their next action on the page, by "I have copied it", by the page's next load, and by
 `hold_secret` once the client has left the page or SHOWN_FOR_S after it was made (a tab closed or
-left open). It is never logged."""
+left open). It is never logged, nor written to Reflex's state files (`unpersisted`)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def token_row(token: TokenRow, names: dict[int, str], now: float) -> UploadToken
 class TokensState(FormState, rx.State):
     live_route = routes.TOKENS
     maintainers_only = MAINTAINERS_ONLY
+    unpersisted = ("secret_once", "settings_once")  # the settings hold the secret too
     tokens: list[UploadTokenRow] = []
     # The new token, as picked and typed.
     project: str = ""

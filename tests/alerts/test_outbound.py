@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 
 import pytest
+import sentry_sdk
+from reflex_base import otel
 
 from app.alerts.alert import ERROR_BYTES, Outgoing
-from app.alerts.outbound import OutboundPolicy, non_global_kind, post, url_problem
+from app.alerts.outbound import OutboundPolicy, Resolver, non_global_kind, post, url_problem
+from app.monitoring import event_tracing, server
+from app.settings import Settings
 from tests.alerts.certificates import certificate
 from tests.alerts.receivers import WebhookReceiver
+from tests.environment import LOCAL_ENV
+from tests.monitoring.helpers import CapturingTransport
 
 pytestmark = pytest.mark.anyio
 
 NOBODY = OutboundPolicy()  # no exception: every non-global address is refused
 LOOPBACK = OutboundPolicy.from_entries(["127.0.0.0/8", "::1"])
+SLACK_SECRET = "s3cretSlackWebhookToken"  # a Slack URL's last segment: whoever has it may post
+SLACK_PATH = f"/services/T0000000/B0000000/{SLACK_SECRET}"
 MESSAGE = Outgoing(body=b'{"title":"boom"}', headers={"Content-Type": "application/json", "X-Lookout-Signature": "s"})
 
 
@@ -163,6 +172,28 @@ async def test_a_name_resolving_to_loopback_is_refused_unless_the_name_is_allowe
     assert len(receiver.received) == 1
 
 
+def answering(*addresses: str) -> Resolver:
+    """A DNS answer of our own: the host resolves to `addresses`, in this order."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return list(addresses)
+
+    return resolve
+
+
+async def test_every_address_of_the_answer_is_checked_not_only_the_first(receiver: WebhookReceiver) -> None:
+    # A name resolving to an allowed address and a private one: connecting to the first fails over to
+    # the next, so one private address anywhere in the answer refuses the whole send.
+    for answer in (("127.0.0.1", "10.0.0.7"), ("127.0.0.1", "127.0.0.2", "::ffff:192.168.1.1")):
+        refused = await post(receiver.url(host="hooks.example.com"), MESSAGE, LOOPBACK, resolver=answering(*answer))
+        assert not refused.ok and f"hooks.example.com resolves to {answer[-1]}, which is a private address" in refused.error
+    assert receiver.received == []  # refused before any connection
+    delivered = await post(receiver.url(host="hooks.example.com"), MESSAGE, LOOPBACK,
+                           resolver=answering("127.0.0.1", "127.0.0.2"))
+    assert delivered.ok, delivered.error
+    assert receiver.wait_for(1)[0].headers["host"] == f"hooks.example.com:{receiver.port}"
+
+
 async def test_a_redirect_is_not_followed(receiver: WebhookReceiver) -> None:
     delivered = await post(receiver.url("/redirect"), MESSAGE, LOOPBACK)
     assert not delivered.ok and delivered.status == 302
@@ -243,3 +274,32 @@ async def test_https_connects_to_the_checked_address_and_verifies_the_url_s_name
 
         by_address = await post(receiver.url(), MESSAGE, LOOPBACK, verify=cert.client_context())
         assert not by_address.ok and "CERTIFICATE_VERIFY_FAILED" in by_address.error  # 127.0.0.1 is not named
+
+
+# --- what the app's own reporting sees of a send --------------------------------------------------
+
+async def test_a_send_leaves_its_url_in_no_breadcrumb_span_log_or_trace_header(
+        receiver: WebhookReceiver, sentry_init: Callable[..., None], caplog: pytest.LogCaptureFixture) -> None:
+    # sentry-sdk as the backend starts it (its httpx integration on), in a Reflex event's transaction,
+    # with every logger's records passed: an error reported after the send carries its breadcrumbs.
+    transport = CapturingTransport()
+    sentry_init(transport=transport, **server.server_options(Settings.from_env(LOCAL_ENV)))
+    caplog.set_level(logging.DEBUG)
+    tracer = event_tracing.tracer_provider(event_tracing.EventTransactions()).get_tracer("reflex")
+    attributes = {otel.ATTR_EVENT_NAME: "state.alerts_state.test_channel",
+                  otel.ATTR_CODE_FUNCTION_NAME: "app.pages.alerts_state.AlertsState.test_channel"}
+    with tracer.start_as_current_span("state.alerts_state.test_channel", attributes=attributes):
+        delivered = await post(receiver.url(SLACK_PATH), MESSAGE, LOOPBACK)
+        receiver.answer(404, f"Cannot POST {SLACK_PATH}".encode())
+        failed = await post(receiver.url(SLACK_PATH), MESSAGE, LOOPBACK)
+        logging.getLogger("app.alerts.test").warning("after the sends: %s", failed.error)
+        sentry_sdk.capture_message("after the sends")
+    sentry_sdk.flush()
+    assert delivered.ok and not failed.ok
+    items = [item for envelope in transport.envelopes for item in envelope.items]
+    assert {"event", "transaction", "log"} <= {item.type for item in items}  # the reports did go out
+    leaked = [(item.type, item.get_bytes().decode()) for item in items if SLACK_SECRET.encode() in item.get_bytes()]
+    assert leaked == []
+    assert not any(SLACK_SECRET in record.getMessage() for record in caplog.records)
+    for got in receiver.wait_for(2):
+        assert "sentry-trace" not in got.headers and "baggage" not in got.headers  # nor the backend's trace

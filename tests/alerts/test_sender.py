@@ -252,6 +252,20 @@ async def test_a_redirect_is_a_failure_and_its_target_is_never_requested(
     assert [attempts for _, attempts, _ in deliveries(engine)] == [1]
 
 
+async def test_a_webhook_echoing_its_path_leaves_it_in_no_stored_error_or_log(
+        engine: sqlalchemy.Engine, hook: WebhookReceiver, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
+    # Express answers a path it has no route for with the path itself: the Discord URL's token in it.
+    path = "/api/webhooks/1234567890123/Zq-8pL_tOkEnOfThEdIsCoRdHoOk"
+    channel = add_channel(engine, "discord", hook.url(path))
+    add_alerts(engine)
+    hook.answer(404, f"<pre>Cannot POST {path}</pre>".encode())
+    assert await make_sender(engine, clock).send_once() == 0
+    error = channel_row(engine, channel).last_error
+    assert error == "The webhook answered 404: <pre>Cannot POST …</pre>"
+    warnings = [record.getMessage() for record in caplog.records if record.name == sending.__name__]
+    assert warnings == [f"alert channel {channel} (discord): {error}"]
+
+
 async def test_email_without_an_smtp_server_waits_with_a_sentence(
         engine: sqlalchemy.Engine, clock: Clock) -> None:
     channel = add_channel(engine, "email", "ops@example.com")

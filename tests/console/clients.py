@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 import sqlalchemy
-from reflex.state import State
+from reflex.istate.manager.disk import StateManagerDisk
+from reflex.istate.manager.token import BaseStateToken
+from reflex.state import BaseState, State
 
 import app.app  # noqa: F401 (registers every page's state)
 from app import db, wiring
@@ -72,6 +74,30 @@ async def run(handler: Any, state: ConsoleState, args: list[object]) -> None:
             pass
     elif inspect.iscoroutine(result):
         await result
+
+
+async def persisted(state: ConsoleState) -> tuple[bytes, BaseState]:
+    """What Reflex's disk state manager writes of the client's whole state tree (every file's bytes,
+    joined; in the tests' REFLEX_STATES_WORKDIR), and the tree a new manager reads back from it (as
+    after a restart)."""
+    root: BaseState = state
+    while root.parent_state is not None:
+        root = root.parent_state
+    token = BaseStateToken(ident=uuid.uuid4().hex, cls=type(root))
+    writer = StateManagerDisk(_write_debounce_seconds=0)  # written at once, as without the debounce
+    await writer.set_state(token, root)
+    await writer.close()
+    tree, files = [root], []
+    while tree:
+        one = tree.pop()
+        tree.extend(one.substates.values())
+        files.append(writer.token_path(token.with_cls(type(one))))
+    written = b"".join(path.read_bytes() for path in files if path.exists())
+    reader = StateManagerDisk()
+    try:
+        return written, await reader.get_state(token)
+    finally:
+        await reader.close()
 
 
 def shown(state: ConsoleState) -> str:

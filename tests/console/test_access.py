@@ -24,6 +24,8 @@ SITE = Site.build("http://localhost:3000", 3000, "https://lookout.example.com")
     (Caller("127.0.0.1", host="evil.example:8000"), False),
     (Caller("127.0.0.1", host="127.0.0.1.evil.example"), False),
     (Caller("127.0.0.1", host="localhost.evil.example"), False),
+    (Caller("127.0.0.1", host="evil-localhost:8000"), False),  # a name of its own, not a subdomain of localhost
+    (Caller("127.0.0.1", host="evillocalhost"), False),
     (Caller("127.0.0.1", host=""), False),
     (Caller("127.0.0.1", host="localhost:eighty"), False),
     # Another site's page in a browser on this machine.

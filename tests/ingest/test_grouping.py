@@ -65,6 +65,24 @@ def test_the_sdks_fingerprint_wins_and_default_stands_for_the_usual_parts() -> N
     assert extended.parts == ("KeyError", "x <int>", "app.pages.orders in checkout", "tenant-a")
 
 
+# Fingerprints as stored by every install so far: a change of hashing, joining or normalising would split
+# each stored issue in two on upgrade (the old events under the old value, the new ones under another).
+PINNED = [
+    (error("KeyError", "'user' 42", HANDLER),
+     "781e3e7161159d93b1e8eb08602ce7a2fadaea0f4abc55b365d3c8305156abd6"),
+    ({"logentry": {"message": "cleanup of %s failed", "formatted": "cleanup of a failed"}},
+     "2bd1614eb8ddce62a1f44d550dcff0e34504ba61fcd34c27fa3d076b43ade4ca"),
+    ({"transaction": "/checkout"}, "3b15c47be00362731a8c717bf62e767035993d9180cdd58d5ccd8715291c9976"),
+    ({**error("KeyError", "x", HANDLER), "fingerprint": ["checkout", 42]},
+     "312db6519945f69ea605885b5bd8c1335dd3a100e43b87f116dffb76ed793edf"),
+]
+
+
+@pytest.mark.parametrize("event, fingerprint", PINNED)
+def test_a_fingerprint_keeps_its_value_across_versions(event: dict[str, Any], fingerprint: str) -> None:
+    assert group(event).fingerprint == fingerprint
+
+
 def browser_frame(path: str, function: str | None, in_app: bool, page: bool = False, build: str = "b1",
                   column: int = 10) -> dict[str, Any]:
     """A frame as symbolication leaves it: mapped to its original source (app/sourcemaps/symbolicate.py)."""

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-import sentry_sdk
 import sqlalchemy
 
 from app.monitoring.forwarder import Forwarder
@@ -69,19 +68,3 @@ async def make_pipeline(engine: sqlalchemy.Engine) -> AsyncIterator:
             await pipeline.forwarder.aclose()
         await pipeline.tunnel.writer.close()
         await pipeline.client.aclose()
-
-
-@pytest.fixture
-def sentry_init() -> Iterator:
-    """sentry_init(**options) → sentry-sdk started for this test (closed after it)."""
-
-    def init(**options: object) -> None:
-        # Scopes outlive a client: what an earlier test in this process left (breadcrumbs of its
-        # requests and queries, tags) must not reach this one's events.
-        for scope in (sentry_sdk.get_global_scope(), sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope()):
-            scope.clear()
-        sentry_sdk.init(**options)
-
-    yield init
-    sentry_sdk.get_client().close()
-    sentry_sdk.get_global_scope().set_client(None)

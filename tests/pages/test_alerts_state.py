@@ -26,7 +26,7 @@ from app.models import Alert, AlertRules
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
 from app.settings import Dsn
-from tests.console.clients import LOOPBACK, STRANGER, client_state, run, shown, signed_in
+from tests.console.clients import LOOPBACK, STRANGER, client_state, persisted, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 
 HOOK = "https://hooks.example.com/services/lookout/0123456789"
@@ -166,6 +166,23 @@ def test_a_maintainer_adds_tests_switches_off_and_removes_a_channel(engine: sqla
     assert state.error == "This channel is switched off: switch it on to test it."
     call(state, "remove_channel", new.id)
     assert state.notice == "Channel removed." and [c.id for c in state.channels] == [1, 2]
+
+
+def test_the_made_secret_and_a_url_being_typed_are_never_written_to_the_state_files(engine: sqlalchemy.Engine) -> None:
+    state = opened(LOOPBACK)
+    call(state, "set_kind", "json")
+    call(state, "set_target", "https://hooks.example.com/new/abcdefghijkl")
+    call(state, "add_channel")
+    made = state.secret_once
+    call(state, "set_target", "https://hooks.example.com/typed/mnopqrstuvwx")
+    call(state, "set_secret", "a-secret-being-typed")
+    written, reread = asyncio.run(persisted(state))
+    assert len(made) == 64 and made in shown(state)  # the client still sees it
+    assert b"Channel added." in written  # the files hold the page's state ...
+    for secret in (made, "mnopqrstuvwx", "a-secret-being-typed"):  # ... but for its secrets
+        assert secret.encode() not in written, secret
+    again = reread.get_substate(AlertsState.get_full_name().split(".")[1:])
+    assert (again.secret_once, again.target, again.secret, again.kind) == ("", "", "", "json")  # as after a restart
 
 
 def test_the_page_stays_live_for_an_allowed_client_only(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,7 +25,7 @@ from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
 from app.settings import Dsn
 from app.sourcemaps.tables import TOKENS
 from app.sourcemaps.tokens import TokenRefused, Tokens
-from tests.console.clients import LOOPBACK, STRANGER, client_state, run, shown, signed_in
+from tests.console.clients import LOOPBACK, STRANGER, client_state, persisted, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 
 HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 0, 2**70, 3.5, [1], {"id": 1}, "1; drop table upload_token"]
@@ -145,6 +145,19 @@ def test_the_secret_goes_with_the_next_action_or_when_copied(engine: sqlalchemy.
     assert state.secret_once
     call(state, "forget_secret")
     assert state.secret_once == state.settings_once == ""
+
+
+def test_the_secret_is_shown_to_its_client_but_never_written_to_the_state_files(
+        engine: sqlalchemy.Engine, secret: str) -> None:
+    state = opened(LOOPBACK)
+    call(state, "create")
+    made = state.secret_once
+    written, reread = asyncio.run(persisted(state))
+    assert len(made) == 64 and made in state.settings_once and made in shown(state)  # the client still sees it
+    assert state.notice.encode() in written  # the files hold the page's state ...
+    assert made.encode() not in written  # ... but for the secret, alone or in the settings
+    again = reread.get_substate(TokensState.get_full_name().split(".")[1:])
+    assert (again.secret_once, again.settings_once, again.notice) == ("", "", state.notice)  # as after a restart
 
 
 class Beats:

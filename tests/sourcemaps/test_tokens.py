@@ -94,6 +94,17 @@ def test_each_refusal_says_what_is_wrong(engine: sqlalchemy.Engine, projects: li
         assert refused(tokens, unknown).sentence.startswith("This upload token is not known to this Lookout;"), unknown
 
 
+def test_a_forged_token_keeping_a_real_token_s_prefix_is_refused(engine: sqlalchemy.Engine, projects: list[int]) -> None:
+    # The prefix is shown on the console and printed by `list`: it must find nothing by itself.
+    tokens = Tokens(engine)
+    row, secret = tokens.add(2)
+    for tail in ("0" * 56, secret[8:][::-1], "f" * 56):
+        forged = secret[:8] + tail
+        assert forged != secret
+        assert refused(tokens, f"Bearer {forged}").sentence.startswith("This upload token is not known"), forged
+    assert tokens.check(f"Bearer {secret}").id == row.id
+
+
 def test_the_header_is_read_bounded(engine: sqlalchemy.Engine, projects: list[int]) -> None:
     tokens = Tokens(engine)
     _, secret = tokens.add(1)

@@ -74,6 +74,23 @@ def test_a_bundle_is_assembled_once_its_chunks_are_there_and_then_found_by_debug
     assert count(engine, BUILDS) == 1
 
 
+def test_the_same_bundle_from_two_projects_is_each_project_s_own(engine: sqlalchemy.Engine, token: TokenRow) -> None:
+    # One build shipped by two apps: project 2 uploading it first must not make project 1's upload a no-op.
+    main = js_file("main.js")
+    data = artifact_bundle(main)
+    other = Tokens(engine).add(1)[0]
+    for uploader, project in ((token, "2"), (other, "1")):
+        names = put_chunks(ChunkStore(engine), uploader.project_id, data)
+        assert assemble(engine, uploader, sha1(data), names, [project]) == Answer("ok", [])
+    with engine.connect() as connection:
+        builds = connection.execute(select(BUILDS.c.project_id, BUILDS.c.build_id).order_by(BUILDS.c.id)).all()
+    assert builds == [(2, build_id(2, sha1(data))), (1, build_id(1, sha1(data)))]
+    assert build_id(1, sha1(data)) != build_id(2, sha1(data))
+    for project_id in (1, 2):
+        found = MapLibrary(engine).by_debug_id(main.debug_id, project_id)
+        assert found is not None and found.sourcemap == main.sourcemap, project_id
+
+
 def test_only_the_missing_chunks_are_named(engine: sqlalchemy.Engine, token: TokenRow) -> None:
     data = artifact_bundle(js_file("main.js"))
     chunks = [data[i:i + 512] for i in range(0, len(data), 512)]
