@@ -27,7 +27,9 @@ from app.settings import Settings
 
 POLICY = (
     "default-src 'self'",
-    "script-src 'self' 'unsafe-inline'",
+    # 'unsafe-eval': Reflex runs `rx.call_script` (the sign-in form's submit, /try's buttons) and an
+    # event's callback through eval() in its state.js; a run of the browser tests reported it.
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
     "style-src 'self' 'unsafe-inline'",  # Emotion's and Radix's style elements and attributes
     "img-src 'self' data: blob:",
     "font-src 'self' data:",
