@@ -63,6 +63,11 @@ class Settings:
     # Production builds whose source maps are kept, on disk and in the database (LOOKOUT_SOURCEMAP_BUILDS;
     # app/sourcemaps/): tabs opened before a deploy still symbolicate.
     sourcemap_builds: int = 20
+    # What symbolicating one event may cost (app/sourcemaps/symbolicate.py): the bytes of the maps it
+    # loads past the cache, files included (LOOKOUT_SYMBOLICATE_MAX_BYTES; also the largest pair an
+    # upload may hold), and the CPU time of the thread doing it (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).
+    symbolicate_max_bytes: int = 32 * MIB
+    symbolicate_max_cpu_ms: int = 1000
     # Sentry mode: where the build uploads its source maps with sentry-cli (app/sourcemaps/to_sentry.py):
     # SENTRY_AUTH_TOKEN (never shown or logged), SENTRY_ORG, SENTRY_PROJECT, SENTRY_URL ("": sentry.io).
     sentry_auth_token: str = field(default="", repr=False)
@@ -231,6 +236,8 @@ class Settings:
             inbox_max_issues=positive_int(env, "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),
             inbox_max_bytes=positive_int(env, "LOOKOUT_INBOX_MAX_BYTES", defaults.inbox_max_bytes),
             sourcemap_builds=positive_int(env, "LOOKOUT_SOURCEMAP_BUILDS", defaults.sourcemap_builds),
+            symbolicate_max_bytes=positive_int(env, "LOOKOUT_SYMBOLICATE_MAX_BYTES", defaults.symbolicate_max_bytes),
+            symbolicate_max_cpu_ms=positive_int(env, "LOOKOUT_SYMBOLICATE_MAX_CPU_MS", defaults.symbolicate_max_cpu_ms),
             sentry_auth_token=env.get("SENTRY_AUTH_TOKEN", "").strip(),
             sentry_org=env.get("SENTRY_ORG", "").strip(),
             sentry_project=env.get("SENTRY_PROJECT", "").strip(),

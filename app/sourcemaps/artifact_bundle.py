@@ -11,8 +11,10 @@ file without its map is left out.
 A zip is read with caps, never trusting the sizes it declares: at most MAX_ENTRIES members (counted
 in its central directory before it is opened), a manifest of at most MAX_MANIFEST_BYTES, each file
 at most MAX_FILE_BYTES decompressed (a larger one is left out, and said so in `refused`), all of
-them at most MAX_TOTAL_BYTES. Anything else wrong with the bundle as a whole raises
-`ArtifactBundleError` with a sentence.
+them at most MAX_TOTAL_BYTES. A pair over the bounds symbolication parses within (its bytes, lines
+and tokens: app/sourcemaps/map_bounds.py) is left out too, with the bound's sentence: it could
+never be used. Anything else wrong with the bundle as a whole raises `ArtifactBundleError` with a
+sentence.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.protocol.payloads import UnreadablePayload, load_object
+from app.settings import SETTINGS
 from app.sourcemaps.bundle import MAX_FILE_BYTES
+from app.sourcemaps.map_bounds import measure, refusal
 from app.sourcemaps.maps import normal_debug_id
 
 MIB = 1024 * 1024
@@ -80,6 +84,7 @@ class Limits:
     manifest_bytes: int = MAX_MANIFEST_BYTES
     file_bytes: int = MAX_FILE_BYTES
     total_bytes: int = MAX_TOTAL_BYTES
+    pair_bytes: int = SETTINGS.symbolicate_max_bytes  # a file and its map (LOOKOUT_SYMBOLICATE_MAX_BYTES)
 
 
 @dataclass
@@ -100,6 +105,10 @@ class ArtifactBundle:
                 sourcemap = self._read(wanted.map_member)
             except _FileRefused as exc:
                 self.refused.append(f"{wanted.url} left out: {exc}")
+                continue
+            too_costly = refusal(measure(source, sourcemap), self.limits.pair_bytes)
+            if too_costly is not None:
+                self.refused.append(f"{wanted.url} left out: its source map is too costly to use: {too_costly}")
                 continue
             yield Pair(wanted.debug_id, wanted.url, source, sourcemap)
 

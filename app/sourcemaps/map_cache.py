@@ -2,9 +2,10 @@
 
 A map is parsed once (symbolic's `SourceMapCache`) and kept under its key — its debug ID, or the
 asset path it was found by — least recently used first out, within `max_maps` entries and
-`max_bytes` of the inputs they were parsed from (the JavaScript and the map: the parsed form holds
-the sources' text, so it grows with them; one map larger than that is kept alone). A map that could not be parsed is kept too, as
-`Unreadable` (counted as an entry), so a corrupt map costs one parse, not one per event. A key the
+`max_bytes` of what the parsed maps cost in memory (`ParsedMap.size`: one map larger than that is
+kept alone). A map over the bounds of app/sourcemaps/map_bounds.py is not parsed. A map that could
+not be parsed is kept too, as `Unreadable` (counted as an entry), so a corrupt or oversized map costs
+one lookup, not one per event. A key the
 lookup found nothing for is remembered for `miss_ttl_s` (at most `max_misses` of them): the build
 may be imported later. What a debug ID names never changes; what an asset path names can (a
 newer build, a dev module edited), so an entry found by path is looked up again after
@@ -13,6 +14,7 @@ newer build, a dev module edited), so an entry found by path is looked up again 
 
 from __future__ import annotations
 
+import array
 import hashlib
 import threading
 from collections import OrderedDict
@@ -20,12 +22,14 @@ from dataclasses import dataclass, field
 
 from symbolic.sourcemapcache import SourceMapCache
 
+from app.settings import SETTINGS
+from app.sourcemaps.map_bounds import measure, refusal
 from app.sourcemaps.maps import PageSource, StoredMap
 
 MESSAGE_LENGTH = 300  # of symbolic's reason for refusing a map
-# Of inputs (JavaScript + map). Parsed, a map takes about twice its inputs (measured on this app's
-# build: 33 chunks, 5.9 MiB in, 11.6 MiB of memory), so ~130 MiB at most; one build of this app is ~6 MiB.
+# Of `ParsedMap.size`: one build of this app is ~9 MiB of inputs and 1.5 KiB of line tables (minified: few lines).
 MAX_BYTES = 64 * 1024 * 1024
+LINE_TYPE = "I"  # a line's length in an array: 4 bytes (a tuple of ints took 8 to 36)
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,10 @@ class ParsedMap:
     build_id: str
     asset_path: str
     cache: SourceMapCache = field(repr=False)
-    line_lengths: tuple[int, ...]  # the served file's lines, in UTF-16 code units (what JS columns count)
-    size: int  # bytes parsed: the JavaScript and the map
+    line_lengths: array.array[int]  # the served file's lines, in UTF-16 code units (what JS columns count)
+    # What it costs in memory: its inputs (symbolic keeps less: 0.14 to 0.55 times them, measured
+    # by RSS on generated maps and this app's build) and the line table.
+    size: int
     digest: bytes
     pages: dict[str, PageSource] = field(default_factory=dict)
 
@@ -53,14 +59,20 @@ class Unreadable:
 Entry = ParsedMap | Unreadable
 
 
-def parse(stored: StoredMap) -> Entry:
+def parse(stored: StoredMap, max_bytes: int = SETTINGS.symbolicate_max_bytes) -> Entry:
+    """The map parsed, or why not: over its bounds (`max_bytes`: of the file and its map), or refused
+    by symbolic."""
     digest = fingerprint(stored)
+    refused = refusal(measure(stored.source, stored.sourcemap), max_bytes)
+    if refused is not None:
+        return Unreadable(refused, stored.debug_id, stored.asset_path, digest)
     try:
         cache = SourceMapCache.from_bytes(stored.source, stored.sourcemap)
     except Exception as exc:  # noqa: BLE001 (symbolic raises its own kinds for every way a map can be wrong)
         return Unreadable(str(exc)[:MESSAGE_LENGTH] or type(exc).__name__, stored.debug_id, stored.asset_path, digest)
-    return ParsedMap(stored.debug_id, stored.build_id, stored.asset_path, cache, line_lengths(stored.source),
-                     len(stored.source) + len(stored.sourcemap), digest, dict(stored.pages))
+    lines = line_lengths(stored.source)
+    return ParsedMap(stored.debug_id, stored.build_id, stored.asset_path, cache, lines,
+                     len(stored.source) + len(stored.sourcemap) + len(lines) * lines.itemsize, digest, dict(stored.pages))
 
 
 def fingerprint(stored: StoredMap) -> bytes:
@@ -69,13 +81,13 @@ def fingerprint(stored: StoredMap) -> bytes:
     return hashed.digest()
 
 
-def line_lengths(source: bytes) -> tuple[int, ...]:
+def line_lengths(source: bytes) -> array.array[int]:
     """The length of each line of `source` in UTF-16 code units, as a browser counts columns."""
-    lengths = []
+    lengths = array.array(LINE_TYPE)
     for line in source.split(b"\n"):
         line = line.removesuffix(b"\r")
         lengths.append(len(line) if line.isascii() else len(line.decode("utf-8", "replace").encode("utf-16-le")) // 2)
-    return tuple(lengths)
+    return lengths
 
 
 class MapCache:

@@ -22,11 +22,17 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
   minified file).
 - a frame that cannot be mapped keeps its fields and gets `data.sourcemap_error`, a sentence: no map
   for the debug ID, no map for the file, the position outside the map (a line past its end, or a
-  column past the end of the line in the served file), the map unreadable (symbolic's reason).
+  column past the end of the line in the served file), the map unreadable (symbolic's reason, or
+  over the bounds of app/sourcemaps/map_bounds.py), the event's budget spent.
 
 The stack trace as sent is kept as `raw_stacktrace` (Sentry's name) when a frame was mapped.
 Bounds: at most MAX_FRAMES frames per event are looked at, innermost first (the rest stay as sent), at most
-MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so).
+MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so). A budget per event:
+`max_bytes` of maps (file and map) parsed past the cache, and `max_cpu_ms` of the thread's CPU time
+(`time.thread_time`: the machine is shared, wall time would count other processes' work). A parse is
+one uninterruptible call, so the bytes are checked before it and the time before each frame; past
+either, the event's remaining frames stay as sent, each saying why, and the event is stored so: one
+costly event costs at most its budget (and one parse), and the feeder goes on with the others.
 
 A lookup that fails because the database is away (or locked) raises: the feeder keeps the whole
 batch and tries it again later (`its_own_fault`), so the event is symbolicated once the maps can
@@ -43,8 +49,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from app.ingest.incoming import its_own_fault
-from app.settings import LOCAL_PROJECT_ID
-from app.sourcemaps.map_cache import Entry, MapCache, Unreadable, fingerprint, parse
+from app.settings import LOCAL_PROJECT_ID, SETTINGS
+from app.sourcemaps.map_cache import Entry, MapCache, ParsedMap, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
 from app.sourcemaps.positions import Positions
 
@@ -59,11 +65,15 @@ URL_SCHEMES = ("http", "https", "file", "app")
 
 @dataclass
 class _Budget:
-    """What one event may still use: frames to map, and lookups past the cache (by key)."""
+    """What one event may still use: frames to map, lookups past the cache (by key), bytes of maps
+    to parse and the thread's CPU time; once `spent` says why, its other frames stay as sent."""
     frames: int
     max_lookups: int
     by_path: bool  # whether a frame without a debug ID may be matched by its asset path
     project_id: int  # the event's: debug IDs are looked up among its maps
+    bytes_left: int
+    cpu_until: float  # of time.thread_time()
+    spent: str = ""
     lookups: set[tuple[str, str]] = field(default_factory=set)
     # The map found for each (debug ID, path) of this event: a stack's frames share a few files.
     found: dict[tuple[str, str], tuple[Entry, str] | str] = field(default_factory=dict)
@@ -73,11 +83,13 @@ class Symbolicator:
     """Safe to share between threads: the caches lock themselves, each event has its own budget."""
 
     def __init__(self, lookup: MapLookup, cache: MapCache | None = None,
-                 max_frames: int = MAX_FRAMES, max_lookups: int = MAX_LOOKUPS) -> None:
+                 max_frames: int = MAX_FRAMES, max_lookups: int = MAX_LOOKUPS,
+                 max_bytes: int = SETTINGS.symbolicate_max_bytes, max_cpu_ms: int = SETTINGS.symbolicate_max_cpu_ms) -> None:
         self.lookup = lookup
         self.cache = cache if cache is not None else MapCache()
         self.positions = Positions()
         self.max_frames, self.max_lookups = max_frames, max_lookups
+        self.max_bytes, self.max_cpu_ms = max_bytes, max_cpu_ms
 
     def symbolicate(self, event: dict[str, Any], by_path: bool = True, project_id: int = LOCAL_PROJECT_ID) -> bool:
         """Map the event's JavaScript frames in place; whether anything changed. `by_path`: a frame
@@ -87,7 +99,9 @@ class Symbolicator:
         stacks = [s for s in _stack_holders(event) if _frames(s)]
         if not stacks:
             return False
-        budget, images = _Budget(self.max_frames, self.max_lookups, by_path, project_id), _images(event)
+        budget = _Budget(self.max_frames, self.max_lookups, by_path, project_id, self.max_bytes,
+                         time.thread_time() + self.max_cpu_ms / 1000)
+        images = _images(event)
         changed = False
         for holder in stacks:
             changed |= self._map_stack(holder, images, budget)
@@ -107,6 +121,12 @@ class Symbolicator:
             if where is None:
                 continue
             budget.frames -= 1
+            if not budget.spent and time.thread_time() > budget.cpu_until:
+                budget.spent = (f"Not mapped: symbolicating this event took more than its {self.max_cpu_ms} ms "
+                                "of CPU (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).")
+            if budget.spent:
+                frames[index], changed = _with_error(frame, budget.spent), True
+                continue
             url, line, column = where
             innermost = index == len(frames) - 1
             result = self._map_frame(frame, url, line, column, images.get(url, ""), budget, innermost)
@@ -184,15 +204,24 @@ class Symbolicator:
         if stored is None:
             self.cache.miss(key, now)
             return None
-        entry = self._parsed(key, stored)
-        self.cache.put(key, entry, now)
+        entry = self._parsed(key, stored, budget)
+        if not isinstance(entry, str):
+            self.cache.put(key, entry, now)
         return entry
 
-    def _parsed(self, key: tuple[str, str], stored: StoredMap) -> Entry:
+    def _parsed(self, key: tuple[str, str], stored: StoredMap, budget: _Budget) -> Entry | str:
+        """The map parsed (or reused), or why this event may not parse it (its bytes are spent)."""
         previous = self.cache.stale(key)
         if previous is not None and previous.digest == fingerprint(stored):
             return previous  # an asset path looked up again, and the same bytes
-        entry = parse(stored)
+        size = len(stored.source) + len(stored.sourcemap)
+        if budget.bytes_left < size <= self.max_bytes:  # a larger map is no event's: parse() refuses it
+            budget.spent = (f"Not mapped: this event's source maps come to more than the {self.max_bytes} bytes "
+                            "it may load (LOOKOUT_SYMBOLICATE_MAX_BYTES).")
+            return budget.spent
+        entry = parse(stored, self.max_bytes)
+        if isinstance(entry, ParsedMap):  # a map refused before parsing spends nothing, and is kept so
+            budget.bytes_left -= size
         if isinstance(entry, Unreadable):
             logger.warning("source map of %s (debug ID %r, build %r) is unreadable: %s",
                            stored.asset_path, stored.debug_id, stored.build_id, entry.message)

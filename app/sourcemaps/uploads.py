@@ -35,7 +35,7 @@ from sqlalchemy import func, insert, select, update
 from app import db
 from app.inbox.projects import PROJECTS
 from app.settings import SETTINGS, Settings
-from app.sourcemaps.artifact_bundle import ArtifactBundle, ArtifactBundleError, open_bundle
+from app.sourcemaps.artifact_bundle import ArtifactBundle, ArtifactBundleError, Limits, open_bundle
 from app.sourcemaps.chunks import ChunkStore
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import TokenRow
@@ -103,7 +103,7 @@ def assemble(engine: sqlalchemy.Engine, token: TokenRow, checksum: Any, chunks: 
         if found != checksum:
             return Answer("error", [], f"The chunks joined have the SHA-1 {found}, not the bundle's checksum {checksum}.")
         try:
-            bundle = open_bundle(data)
+            bundle = open_bundle(data, Limits(pair_bytes=settings.symbolicate_max_bytes))
             return _write(engine, token, checksum, chunks, bundle, settings)
         except (ArtifactBundleError, _Undone) as exc:
             sentence = exc.sentence if isinstance(exc, ArtifactBundleError) else str(exc)

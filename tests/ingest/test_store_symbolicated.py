@@ -26,6 +26,7 @@ from app.sourcemaps.tokens import Tokens
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, as_of_revision, error, event_envelope, local_row, query, statuses
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
+from tests.sourcemaps.big_maps import event_naming, frames_of, lines_map
 from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps
 
@@ -150,3 +151,27 @@ def test_another_projects_events_are_mapped_with_the_maps_uploaded_for_that_proj
     assert theirs[-1]["data"]["sourcemap"]["build_id"].startswith(f"upload-{billing.id}-")
     ours = InboxReader(engine).event("d" * 32)["event"]["exception"]["values"][0]["stacktrace"]["frames"]
     assert ours[-1]["data"] == {"sourcemap_error": f"No source map has the debug ID {first_build.debug_id}."}
+
+
+def test_an_event_over_its_budget_is_stored_with_why_and_the_feeder_maps_the_next(engine: sqlalchemy.Engine) -> None:
+    """A big uploaded map (~3 MB of many lines) named by a ~1 KB event: the event is stored with its
+    frames as sent and why, after one cheap refusal, and the next event of the batch is mapped. Real
+    uploads, the real MapLibrary and feeder, SQLite."""
+    inbox = InboxStore(engine, Symbolicator(MapLibrary(engine), max_bytes=1024 * 1024))
+    inbox.ensure_project(Dsn.parse(LOCAL_DSN))
+    billing = Projects(engine).add("Billing")
+    big, normal = lines_map("big.js", 300_000), lines_map("normal.js", 100)
+    uploaded(engine, Tokens(engine).add(billing.id)[0], big, normal)
+    costly, next_one = event_naming((normal, 7), (big, 250_000)), event_naming((normal, 8))
+    outbox = OutboxStore(engine)
+    outbox.add_many([local_row(event_envelope(e, billing.dsn("localhost")), billing.dsn("localhost"))
+                     for e in (costly, next_one)])
+    assert InboxFeeder(outbox, inbox).feed_once() == 2 and statuses(engine) == [(READ, ""), (READ, "")]
+    stored = frames_of(InboxReader(engine).event(costly["event_id"])["event"])
+    assert stored[-1]["abs_path"] == "app:///assets/big.js" and stored[-1]["lineno"] == 250_000  # as sent
+    assert stored[-1]["data"]["sourcemap_error"].startswith(
+        f"The source map of /assets/big.js is unreadable: it is {len(big.source) + len(big.sourcemap)} bytes with "
+        "its file, more than the 1048576 bytes of maps an event may load (LOOKOUT_SYMBOLICATE_MAX_BYTES)")
+    assert stored[0]["filename"] == "assets/src/normal.js"  # its other frame is mapped all the same
+    mapped = frames_of(InboxReader(engine).event(next_one["event_id"])["event"])
+    assert mapped[0]["filename"] == "assets/src/normal.js" and mapped[0]["lineno"] == 8

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.sourcemaps.map_cache import MapCache, ParsedMap, Unreadable, line_lengths, parse
 from app.sourcemaps.maps import StoredMap
+from tests.sourcemaps.big_maps import newlines_map, stored as big_stored
 
 SOURCE = b"function a(){throw new Error('x')}\n"
 MAP = (b'{"version":3,"sources":["a.js"],"sourcesContent":["function a() {\\n  throw new Error(\'x\');\\n}\\n"],'
@@ -17,14 +18,14 @@ def stored(asset_path: str = "/assets/a.js", sourcemap: bytes = MAP) -> StoredMa
 
 def test_a_map_is_parsed_with_its_line_lengths_and_a_corrupt_one_says_why() -> None:
     parsed = parse(stored())
-    assert isinstance(parsed, ParsedMap) and parsed.line_lengths == (len(SOURCE) - 1, 0)
-    assert parsed.size == len(SOURCE) + len(MAP)
+    assert isinstance(parsed, ParsedMap) and list(parsed.line_lengths) == [len(SOURCE) - 1, 0]
+    assert parsed.size == len(SOURCE) + len(MAP) + 2 * 4  # its inputs and its line table
     broken = parse(stored(sourcemap=b'{"version":3,"sources":['))
     assert isinstance(broken, Unreadable) and broken.message and broken.size == 0
 
 
 def test_columns_are_counted_as_javascript_counts_them() -> None:
-    assert line_lengths("é😀x\r\n\n".encode()) == (4, 0, 0)  # UTF-16 code units, CRLF stripped
+    assert list(line_lengths("é😀x\r\n\n".encode())) == [4, 0, 0]  # UTF-16 code units, CRLF stripped
 
 
 def test_entries_go_least_recently_used_first_by_count_and_by_bytes() -> None:
@@ -61,3 +62,15 @@ def test_misses_are_remembered_for_a_while_and_bounded() -> None:
     assert [cache.missing(("debug_id", n), now=1.0) for n in "bcd"] == [False, True, True]
     cache.put(("debug_id", "d"), parse(stored()), now=2.0)  # found after all
     assert not cache.missing(("debug_id", "d"), now=3.0)
+
+
+def test_a_parsed_map_counts_its_line_table_so_a_map_of_many_lines_evicts_the_others() -> None:
+    newlines = newlines_map("newlines.js", 200_000)  # ~400 KB in; a table of 200,001 lines, 4 bytes each
+    inputs = len(newlines.source) + len(newlines.sourcemap)
+    entry = parse(big_stored(newlines))
+    assert isinstance(entry, ParsedMap) and entry.size == inputs + 4 * 200_001 > 2 * inputs
+    cache = MapCache(max_bytes=2 * inputs)  # room for its inputs twice, not for what it costs with its table
+    small = parse(stored())
+    cache.put(("debug_id", "small"), small, now=0.0)
+    cache.put(("debug_id", "newlines"), entry, now=0.0)
+    assert cache.get(("debug_id", "small"), now=1.0) is None and len(cache) == 1 and cache.bytes == entry.size

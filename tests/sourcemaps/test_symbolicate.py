@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy
 
-from app.sourcemaps.map_cache import MapCache
+from app.sourcemaps.map_cache import MapCache, parse
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from tests.monitoring.envelopes import SAMPLE_PATHS
@@ -202,7 +202,7 @@ def test_parsed_maps_are_kept_between_events_within_their_bounds(first: Build, s
     symbolicator.symbolicate(second.event())
     symbolicator.symbolicate(first.event())
     assert maps.lookups == 3 and len(symbolicator.cache) == 1  # each evicted the other
-    sizes = [len(m.source) + len(m.sourcemap) for m in maps.maps]
+    sizes = [parse(m).size for m in maps.maps]  # what each costs parsed, its line table included
     by_bytes = Symbolicator(maps, MapCache(max_bytes=max(sizes)))  # room for either, not both
     by_bytes.symbolicate(first.event())
     by_bytes.symbolicate(second.event())

@@ -19,11 +19,13 @@ from app.settings import Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunks import MAX_AGE_S, ChunkStore
 from app.sourcemaps.library import MapLibrary
+from app.sourcemaps.map_bounds import MAX_LINES
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import TokenRow, Tokens
 from app.sourcemaps.uploads import Answer, UploadRefused, assemble, build_id
 from tests.concurrency import all_at_once
 from tests.sourcemaps.artifact_zips import artifact_bundle, js_file, put_chunks, sha1
+from tests.sourcemaps.big_maps import newlines_map
 
 SETTINGS = Settings.from_env({})
 
@@ -148,6 +150,28 @@ def test_a_bundle_over_its_cap_or_a_project_over_its_own_is_refused_with_413(
     assert store.missing(2, more) == []  # its chunks stay, for when the cap is raised
     other = Tokens(engine).add(1)[0]  # another project's uploads count against its own cap
     assert assemble(engine, other, sha1(second), put_chunks(store, 1, second), ["1"], one_bundle).state == "ok"
+
+
+def test_a_map_too_costly_to_symbolicate_is_refused_at_upload_with_its_sentence(
+        engine: sqlalchemy.Engine, token: TokenRow) -> None:
+    """The bounds symbolication parses within (app/sourcemaps/map_bounds.py), said at upload: such a map
+    could never be used."""
+    store = ChunkStore(engine)
+    wide, fine = js_file("wide.js", "w" * 3000), js_file("fine.js")
+    small = dataclasses.replace(SETTINGS, symbolicate_max_bytes=2000)
+    data = artifact_bundle(wide, fine)
+    answer = assemble(engine, token, sha1(data), put_chunks(store, 2, data), ["2"], small)
+    too_costly = "left out: its source map is too costly to use:"
+    assert answer == Answer("ok", [], (
+        f"1 files left out: ~/assets/wide.js {too_costly} it is {len(wide.source) + len(wide.sourcemap)} bytes with "
+        "its file, more than the 2000 bytes of maps an event may load (LOOKOUT_SYMBOLICATE_MAX_BYTES)"))
+    library = MapLibrary(engine)
+    assert library.by_debug_id(fine.debug_id, 2) is not None and library.by_debug_id(wide.debug_id, 2) is None
+    newlines = newlines_map("newlines.js", MAX_LINES)  # 2 MB of line breaks: "64 MiB of newlines", smaller
+    alone = artifact_bundle(newlines)
+    answer = assemble(engine, token, sha1(alone), put_chunks(store, 2, alone), ["2"])
+    assert answer == Answer("error", [], f"No file of the bundle could be kept: ~/assets/newlines.js {too_costly} "
+                                         f"it has {MAX_LINES + 1} lines, more than {MAX_LINES}.")
 
 
 @pytest.mark.parametrize("workers", ["threads of one process", "processes"])
