@@ -121,7 +121,8 @@ class Symbolicator:
             if where is None:
                 continue
             budget.frames -= 1
-            if not budget.spent and time.thread_time() > budget.cpu_until:
+            first = budget.frames == self.max_frames - 1  # the event's first frame is always tried
+            if not budget.spent and not first and time.thread_time() > budget.cpu_until:
                 budget.spent = (f"Not mapped: symbolicating this event took more than its {self.max_cpu_ms} ms "
                                 "of CPU (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).")
             if budget.spent:
