@@ -1,19 +1,21 @@
-"""Inbound filters in the inbox's writer, with the real sentry-sdk's envelopes: what a project's filters
-drop is never stored (no event, issue, tag or transaction row) and is counted per filter in the
-database, where any worker and the next start read it."""
+"""Inbound filters in the inbox's writer, with the real sentry-sdk's envelopes and through the outbox
+and feeder: what a project's filters drop is never stored (no event, issue, tag or transaction row)
+and is counted per filter in the database, where any worker and the next start read it."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 
+import pytest
 import sentry_sdk
 
 from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.store import InboxStore
+from app.monitoring.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
-from tests.factories import event_envelope, query, sentry_sdk_envelopes
+from tests.factories import READ, error, event_envelope, feed, query, sentry_sdk_envelopes, statuses
 from tests.monitoring.envelopes import build
 
 STORED = ("inbox_event", "inbox_issue", "inbox_issue_tag", "inbox_grouphash", "inbox_transaction")
@@ -48,6 +50,7 @@ def test_a_filtered_event_is_never_stored_and_is_counted(inbox: InboxStore) -> N
     assert ProjectSettingsStore(inbox.engine).dropped(1) == {"releases": 2, "health_checks": 1}
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # the counting is the test above's
 def test_an_envelope_keeps_what_no_filter_drops(inbox: InboxStore) -> None:
     """The default filters drop a crawler's error; the feedback and log in its envelope are kept."""
     crawler = {"event_id": "a" * 32, "message": "hello", "request": {"headers": {"User-Agent": "Googlebot/2.1"}}}
@@ -59,3 +62,14 @@ def test_an_envelope_keeps_what_no_filter_drops(inbox: InboxStore) -> None:
     assert query(inbox, "select count(*) from inbox_event") == [(1,)]
     assert ProjectSettingsStore(inbox.engine).dropped(1) == {"web_crawlers": 1}
 
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_through_the_outbox_a_filtered_event_is_read_counted_and_not_stored(inbox: InboxStore) -> None:
+    """The feeder's path: the row is read (never retried), its crawler's event is counted, not stored."""
+    outbox = OutboxStore(inbox.engine)
+    crawler = {**error("'cart'"), "request": {"headers": {"User-Agent": "Mozilla/5.0 (compatible; bingbot/2.0)"}}}
+    feed(outbox, inbox, [crawler, error("'cart'")], at=100.0)
+    assert statuses(inbox.engine) == [(READ, ""), (READ, "")]
+    assert query(inbox, "select count(*), sum(event_count) from inbox_issue") == [(1, 1)]
+    assert ProjectSettingsStore(inbox.engine).dropped(1) == {"web_crawlers": 1}
