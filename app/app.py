@@ -14,7 +14,7 @@ from app.inbox.reading import InboxReader
 from app.monitoring import browser, event_errors
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
-from app.pages import alerts, home, issue, issues, logs, not_found, sign_in, tokens, traces, try_errors
+from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors
 from app.settings import SETTINGS
 from app.sourcemaps import to_sentry, upload_api
 
@@ -66,6 +66,8 @@ app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
 app.add_page(alerts.page, route=routes.ALERTS, title=alerts.TITLE, on_load=alerts.AlertsState.load)
 app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.TokensState.load)
+app.add_page(project_settings.page, route=routes.SETTINGS, title=project_settings.TITLE,
+             on_load=project_settings.SettingsState.load)
 app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)
 app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.

@@ -322,9 +322,23 @@ class InboxCount(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     project_id: int = Field(foreign_key="inbox_project.id")
-    kind: str  # "session" or "discarded"
-    key: str  # "release|environment|status" or "category|reason"
+    kind: str  # "session", "discarded" or "filtered" (what an inbound filter dropped)
+    key: str  # "release|environment|status", "category|reason" or the filter's name
     count: int = 0
+
+
+class InboxProjectSettings(SQLModel, table=True):
+    """A project's inbound filters and PII scrubbing options (app/inbox/project_settings.py), each a
+    bounded JSON object of its dataclass's fields; a project without a row has the defaults. What
+    each filter dropped is counted in `inbox_count` (kind "filtered")."""
+
+    __tablename__ = "inbox_project_settings"
+
+    project_id: int = Field(primary_key=True, foreign_key="inbox_project.id", sa_column_kwargs={"autoincrement": False})
+    filters: str = "{}"  # app/ingest/filter_settings.py's FilterSettings
+    scrubbing: str = "{}"  # app/ingest/scrubbing_settings.py's ScrubbingSettings
+    updated_at: float = 0.0
+    updated_by: str = ""
 
 
 class WorkerLease(SQLModel, table=True):

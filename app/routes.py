@@ -10,6 +10,7 @@ TRACE = "/trace"  # ?id=<trace id>
 LOGS = "/logs"
 ALERTS = "/alerts"
 TOKENS = "/tokens"
+SETTINGS = "/settings"  # each project's inbound filters and scrubbing options (a picker chooses the project)
 SIGN_IN = "/signin"
 NOT_FOUND = "404"  # Reflex's slug for the not-found route
 
@@ -21,5 +22,6 @@ NAVIGATION: list[tuple[str, str]] = [
     ("Logs", LOGS),
     ("Alerts", ALERTS),
     ("Tokens", TOKENS),
+    ("Settings", SETTINGS),
     ("Try it", TRY),
 ]

@@ -17,10 +17,14 @@ from alembic import command
 
 from app import db
 from app.ingest.feeder import InboxFeeder
+from app.ingest.filter_settings import FilterSettings
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.monitoring.envelopes import build
+
+# A project's inbound filters all off (a new project has three on: app/ingest/filter_settings.py).
+NO_FILTERS = FilterSettings(browser_extensions=False, web_crawlers=False, legacy_browsers=False)
 
 
 class Clock:

@@ -17,6 +17,7 @@ from app.models import (
     InboxIssueTag,
     InboxLog,
     InboxProject,
+    InboxProjectSettings,
     InboxRead,
     InboxSavedSearch,
     InboxTransaction,
@@ -38,6 +39,7 @@ TRANSACTIONS = table_of(InboxTransaction)
 LOGS = table_of(InboxLog)
 FEEDBACK = table_of(InboxFeedback)
 COUNTS = table_of(InboxCount)
+PROJECT_SETTINGS = table_of(InboxProjectSettings)
 # The largest envelope an outbox row holds, decompressed (LOOKOUT_MAX_ENVELOPE_BYTES's default).
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 

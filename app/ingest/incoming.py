@@ -41,11 +41,12 @@ class Incoming:
 class Readable:
     """An envelope parsed and matched to its project, with its items: (type, payload, where the
     event is kept: its item's index in the outbox row `row_id` when kept as sent there, or its
-    text; None if not)."""
+    text; None if not), and what the project's inbound filters dropped (app/ingest/inbound_filters.py)."""
     project_id: int
     received_at: float
     row_id: int | None
     items: list[tuple[str, dict[str, Any], int | str | None]]
+    filtered: dict[str, int] = field(default_factory=dict)  # items an inbound filter dropped, by filter
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Ingested:
     logs: int = 0
     feedback: int = 0
     counted: int = 0  # session updates and client reports
+    filtered: int = 0  # events and transactions an inbound filter dropped (counted, not stored)
     other_items: dict[str, int] = field(default_factory=dict)  # item types not read (yet)
 
 

@@ -65,11 +65,15 @@ def write_feedback(connection: sqlalchemy.Connection, project_id: int, kind: str
 def write_counts(connection: sqlalchemy.Connection, project_id: int, item_type: str, payload: dict[str, Any]) -> None:
     """Add a session update, session aggregates or a client report to the project's counts."""
     for kind, key, count in counts(item_type, payload):
-        if count <= 0:
-            continue
-        where = (COUNTS.c.project_id == project_id, COUNTS.c.kind == kind, COUNTS.c.key == key)
-        if connection.execute(update(COUNTS).where(*where).values(count=COUNTS.c.count + count)).rowcount == 0:
-            connection.execute(insert(COUNTS).values(project_id=project_id, kind=kind, key=key, count=count))
+        if count > 0:
+            add_count(connection, project_id, kind, key, count)
+
+
+def add_count(connection: sqlalchemy.Connection, project_id: int, kind: str, key: str, count: int) -> None:
+    """Add `count` to the project's count of `kind` and `key` (what inbound filters dropped, too)."""
+    where = (COUNTS.c.project_id == project_id, COUNTS.c.kind == kind, COUNTS.c.key == key)
+    if connection.execute(update(COUNTS).where(*where).values(count=COUNTS.c.count + count)).rowcount == 0:
+        connection.execute(insert(COUNTS).values(project_id=project_id, kind=kind, key=key, count=count))
 
 
 def counts(item_type: str, payload: dict[str, Any]) -> list[tuple[str, str, int]]:

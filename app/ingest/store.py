@@ -6,9 +6,11 @@ error or message event (symbolicated, app/sourcemaps/symbolicate.py, given the b
 device its User-Agent names, user_agent.py, then grouped into an issue: app/ingest/event_writer.py),
 each transaction with its spans (trace_writer.py), each log line and each piece of feedback, and
 counts session updates and client reports (log_writer.py); events and transactions once per
-`event_id`. An event that came through the outbox is kept where it is, in its envelope's row
-(`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its User-Agent
-changed it: then it is kept as its new text. So are the item types the inbox does not read
+`event_id`. Before any of that, the project's inbound filters (inbound_filters.py) drop the events
+and transactions they match: each is counted per filter (`inbox_count`, kind "filtered", in the
+same transaction) and nothing else of it is written. An event that came through the outbox is kept
+where it is, in its envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless
+symbolication or its User-Agent changed it: then it is kept as its new text. So are the item types the inbox does not read
 (attachments, replays, ...): in their row.
 """
 
@@ -25,9 +27,11 @@ import sqlalchemy
 from sqlalchemy import insert, select
 
 from app.inbox import eviction, states
+from app.inbox.project_settings import FILTERED, ProjectSettingsStore
 from app.inbox.projects import LOCAL_PROJECT_ID
 from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
 from app.ingest.event_writer import write_event
+from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
 from app.ingest.incoming import (
     COUNTED_ITEM_TYPES,
     EVENT_ITEM_TYPES,
@@ -38,7 +42,7 @@ from app.ingest.incoming import (
     UnknownProject,
     its_own_fault,
 )
-from app.ingest.log_writer import write_counts, write_feedback, write_logs
+from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
@@ -59,6 +63,7 @@ class InboxStore:
         (None: events are grouped as sent)."""
         self.engine = engine
         self.symbolicator = symbolicator
+        self.settings = ProjectSettingsStore(engine)  # each project's inbound filters (cached briefly)
         self._projects: dict[tuple[int, str], int] = {}
 
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
@@ -143,11 +148,16 @@ class InboxStore:
         project_id = self.project_for(incoming.dsn or parsed.dsn)
         received_at = time.time() if incoming.received_at is None else incoming.received_at
         items: list[tuple[str, dict[str, Any], int | str | None]] = []
+        filtered: dict[str, int] = {}
         for index, item in enumerate(parsed.items):
             if item.type not in READ_ITEM_TYPES:
                 items.append((item.type, {}, None))
                 continue
             payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
+            dropped = item.type in FILTERED_TYPES and dropped_by(item.type, payload, self.settings.filters_of(project_id))
+            if dropped:  # an inbound filter's: counted, never stored
+                filtered[dropped] = filtered.get(dropped, 0) + 1
+                continue
             kept_as: int | str | None = None
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload
@@ -162,11 +172,14 @@ class InboxStore:
                     # of a 50 KB event cost more than the rest of its ingest); else as its text.
                     kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
             items.append((item.type, payload, kept_as))
-        return Readable(project_id, received_at, incoming.row_id, items)
+        return Readable(project_id, received_at, incoming.row_id, items, filtered)
 
     def _write(self, connection: sqlalchemy.Connection, readable: Readable, tags: TagCounts) -> Ingested:
         result = Ingested()
         project_id, received_at = readable.project_id, readable.received_at
+        for name, count in readable.filtered.items():
+            add_count(connection, project_id, FILTERED, name, count)
+            result.filtered += count
         for item_type, payload, kept_as in readable.items:
             if item_type in EVENT_ITEM_TYPES:
                 where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)

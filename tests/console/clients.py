@@ -4,6 +4,7 @@ shows; a database holding one of each thing the console reads (`console_database
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import uuid
@@ -20,7 +21,7 @@ from reflex.state import BaseState, State
 import app.app  # noqa: F401 (registers every page's state)
 from app import db, wiring
 from app.console import state as console
-from app.console.accounts import COOKIE, Viewer
+from app.console.accounts import COOKIE, Accounts, Viewer
 from app.console.state import ConsoleState
 from app.ingest.store import InboxStore
 from app.settings import SETTINGS
@@ -76,6 +77,18 @@ async def run(handler: Any, state: ConsoleState, args: list[object]) -> None:
         await result
 
 
+def call(state: ConsoleState, name: str, *args: object) -> None:
+    """Run the state's handler `name` with `args`, as a client's event does."""
+    asyncio.run(run(type(state).event_handlers[name], state, list(args)))
+
+
+def opened(state_class: type[ConsoleState], who: dict[str, object], path: str) -> ConsoleState:
+    """The state of a client that opened the page at `path` (its `load` has run)."""
+    state = client_state(state_class, who, path)
+    call(state, "load")
+    return state
+
+
 async def persisted(state: ConsoleState) -> tuple[bytes, BaseState]:
     """What Reflex's disk state manager writes of the client's whole state tree (every file's bytes,
     joined; in the tests' REFLEX_STATES_WORKDIR), and the tree a new manager reads back from it (as
@@ -102,6 +115,15 @@ async def persisted(state: ConsoleState) -> tuple[bytes, BaseState]:
 
 def shown(state: ConsoleState) -> str:
     return json.dumps(state.dict(), default=str)
+
+
+def with_users(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's accounts on `engine`, as the pages read them, with a viewer "vera" and a
+    maintainer "max" (`signed_in(engine, "max", "maintainer")` signs one in)."""
+    accounts = Accounts(engine, from_env={})
+    monkeypatch.setattr(console, "_accounts", accounts)
+    for name, role in (("vera", "viewer"), ("max", "maintainer")):
+        accounts.add_user(name, role, f"{name}-password")
 
 
 def signed_in(engine: sqlalchemy.Engine, name: str, role: str) -> dict[str, object]:

@@ -1,0 +1,140 @@
+"""Each project's settings: its inbound filters (app/ingest/filter_settings.py) and its PII scrubbing
+options (app/ingest/scrubbing_settings.py), a row of `inbox_project_settings`; a project without one
+has the dataclasses' defaults. Also what each filter dropped, counted in `inbox_count` (kind
+"filtered", the key a filter's name) by the ingest transaction that dropped it.
+
+Each setting is a JSON object of its dataclass's fields in one text column, not a column per field:
+the lists (globs, addresses, field names) would each need a table of their own, and a filter or
+option added later needs no migration (a field missing from a row has its default; one the code no
+longer knows is ignored). The objects are bounded before they are written (`checked`): a few KB.
+A row that cannot be read (broken JSON, a wrong type) gives that project the defaults, with a
+warning, and sinks nothing else.
+
+Ingest asks for a project's settings for each event, so each process keeps what it read for
+CACHE_S seconds (as app/alerts/rules.py does): a change made on the settings page applies to this
+process at once and to other workers within CACHE_S.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+import weakref
+from typing import Any, TypeVar
+
+import sqlalchemy
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.inbox.tables import COUNTS, PROJECT_SETTINGS as TABLE, PROJECTS
+from app.ingest.filter_settings import FilterSettings
+from app.ingest.scrubbing_settings import ScrubbingSettings
+
+logger = logging.getLogger(__name__)
+CACHE_S = 5.0
+FILTERED = "filtered"  # the inbox_count kind of what a filter dropped
+MAX_FIELDS = 50  # sensitive or safe field names
+MAX_FIELD_CHARS = 100
+FIELD_LISTS = {"sensitive_fields": "sensitive field", "safe_fields": "safe field"}
+S = TypeVar("S", FilterSettings, ScrubbingSettings)
+Both = tuple[FilterSettings, ScrubbingSettings]
+# Per database (engine), per project: (when read, monotonic seconds; the settings then).
+_cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, Both]]] = weakref.WeakKeyDictionary()
+READ = select(TABLE.c.filters, TABLE.c.scrubbing).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
+
+
+def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
+    """`options`, or ValueError with a sentence naming what is out of bounds."""
+    for field in dataclasses.fields(ScrubbingSettings):
+        value = getattr(options, field.name)
+        if field.name in FIELD_LISTS:
+            what = FIELD_LISTS[field.name]
+            if not isinstance(value, tuple) or not all(isinstance(name, str) for name in value):
+                raise ValueError(f"The {what}s must be a list of names.")
+            if len(value) > MAX_FIELDS:
+                raise ValueError(f"At most {MAX_FIELDS} {what}s, one a line ({len(value)} given).")
+            for number, name in enumerate(value, 1):
+                if not 0 < len(name) <= MAX_FIELD_CHARS:
+                    raise ValueError(f"The {what} on line {number} must have 1 to {MAX_FIELD_CHARS} characters.")
+        elif not isinstance(value, bool):
+            raise ValueError(f"The option {field.name} must be on or off.")
+    return options
+
+
+def encoded(settings: FilterSettings | ScrubbingSettings) -> str:
+    return json.dumps(dataclasses.asdict(settings))
+
+
+def decoded(kind: type[S], text: str) -> S:
+    """The settings a stored JSON object holds: its known fields (lists as tuples), the defaults for
+    the rest; ValueError when it is no object or out of bounds."""
+    found = json.loads(text)
+    if not isinstance(found, dict):
+        raise ValueError("not a JSON object")
+    known = {f.name for f in dataclasses.fields(kind)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in found.items() if k in known}
+    made = kind(**values)
+    return made.checked() if isinstance(made, FilterSettings) else checked_scrubbing(made)  # type: ignore[return-value]  # S is one of the two
+
+
+class ProjectSettingsStore:
+    def __init__(self, engine: sqlalchemy.Engine) -> None:
+        self.engine = engine
+
+    def filters_of(self, project_id: int) -> FilterSettings:
+        return self._cached(project_id)[0]
+
+    def scrubbing_of(self, project_id: int) -> ScrubbingSettings:
+        return self._cached(project_id)[1]
+
+    def read(self, project_id: int) -> Both:
+        """The project's settings as stored now (the defaults when it has no row, or a broken one)."""
+        with self.engine.connect() as connection:
+            row = connection.execute(READ, {"project_id": project_id}).first()
+        if row is None:
+            return FilterSettings(), ScrubbingSettings()
+        return self._part(FilterSettings, row.filters, project_id), self._part(ScrubbingSettings, row.scrubbing, project_id)
+
+    @staticmethod
+    def _part(kind: type[S], text: str, project_id: int) -> S:
+        try:
+            return decoded(kind, text)
+        except (ValueError, TypeError) as exc:
+            logger.warning("project %d: its stored %s are unreadable (%s); the defaults apply", project_id,
+                           kind.__name__, exc)
+            return kind()
+
+    def _cached(self, project_id: int) -> Both:
+        now = time.monotonic()
+        known = _cache.setdefault(self.engine, {})
+        found = known.get(project_id)
+        if found is None or now - found[0] > CACHE_S:
+            found = known[project_id] = (now, self.read(project_id))
+        return found[1]
+
+    def set_filters(self, project_id: int, filters: FilterSettings, by: str = "") -> None:
+        """Store the project's filters (ValueError with a sentence when out of bounds)."""
+        self._save(project_id, {"filters": encoded(filters.checked())}, by)
+
+    def set_scrubbing(self, project_id: int, options: ScrubbingSettings, by: str = "") -> None:
+        """Store the project's scrubbing options (ValueError with a sentence when out of bounds)."""
+        self._save(project_id, {"scrubbing": encoded(checked_scrubbing(options))}, by)
+
+    def _save(self, project_id: int, part: dict[str, str], by: str) -> None:
+        values: dict[str, Any] = {**part, "updated_at": time.time(), "updated_by": by[:200]}
+        with self.engine.begin() as connection:
+            dialect = sqlite if connection.dialect.name == "sqlite" else postgresql
+            defaults = {"filters": encoded(FilterSettings()), "scrubbing": encoded(ScrubbingSettings())}
+            if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
+                raise ValueError(f"There is no project {project_id}.")  # SQLite enforces no foreign key
+            statement = dialect.insert(TABLE).values(project_id=project_id, **{**defaults, **values})
+            connection.execute(statement.on_conflict_do_update(index_elements=[TABLE.c.project_id], set_=values))
+        _cache.get(self.engine, {}).pop(project_id, None)  # this process sees the change at once
+
+    def dropped(self, project_id: int) -> dict[str, int]:
+        """How many events and transactions each filter dropped for the project, by filter name."""
+        query = select(COUNTS.c.key, COUNTS.c.count).where(COUNTS.c.project_id == project_id, COUNTS.c.kind == FILTERED)
+        with self.engine.connect() as connection:
+            return {key: int(count) for key, count in connection.execute(query)}

@@ -1,0 +1,105 @@
+"""`/settings`: a project's inbound filters (what ingest drops before storing anything, and how many
+each dropped) and its PII scrubbing options.
+
+Maintainers change them; viewers see the same page with every control disabled; a client that may
+not see the console is refused (the state, and who may do what: project_settings_state.py). Every string
+from outside (project names, globs, field names) is rendered as text."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from app.components.forms import native_select, outcome, read_only
+from app.components.layout import layout
+from app.components.refused import unless_refused
+from app.inbox.project_settings import MAX_FIELD_CHARS, MAX_FIELDS
+from app.ingest.filter_settings import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
+from app.pages.project_settings_state import OPTIONS, SettingsState
+
+TITLE = "Settings · Lookout"
+OPTION_LABELS = {
+    "scrub_data": "Scrub data: remove what looks like personal data before it is stored",
+    "scrub_defaults": "The default fields (password, secret, token, auth, …), card numbers, IBANs, PEM keys, URL passwords",
+    "scrub_ip_addresses": "IP addresses",
+}
+LIST_HINTS = {
+    "error_messages": "Error messages to drop: globs of \"Type: value\" or the message, one a line (* any text, ? one character)",
+    "releases": "Releases to drop: globs, one a line",
+    "client_ips": "Client IP addresses to drop (the event's user.ip_address): addresses or CIDR ranges, one a line",
+    "sensitive_fields": "More fields to scrub: names, one a line",
+    "safe_fields": "Fields never scrubbed: names, one a line",
+}
+
+
+def dashed(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def dropped(name: str) -> rx.Component:
+    return rx.text(SettingsState.dropped[name].to_string(), " dropped", size="1", color_scheme="gray",
+                   id=f"filter-dropped-{dashed(name)}")
+
+
+def switch(checked: rx.Var[bool], on_change: rx.EventHandler, label: str, element_id: str) -> rx.Component:
+    return rx.checkbox(label, checked=checked, on_change=on_change, disabled=~SettingsState.may_change, id=element_id)
+
+
+def text_list(name: str, bound: str) -> rx.Component:
+    return rx.vstack(
+        rx.text(LIST_HINTS[name], size="2"),
+        rx.text_area(value=getattr(SettingsState, name), on_change=lambda text: SettingsState.set_text(name, text),
+                     read_only=~SettingsState.may_change, id=f"settings-{dashed(name)}", rows="3", width="100%"),
+        rx.text(bound, size="1", color_scheme="gray"),
+        spacing="1", width="100%",
+    )
+
+
+def filters_form() -> rx.Component:
+    bound = f"At most {MAX_ENTRIES} lines of {MAX_ENTRY_CHARS} characters."
+    return rx.vstack(
+        *[rx.hstack(switch(SettingsState.filters[name], lambda on, name=name: SettingsState.set_filter(name, on),
+                           LABELS[name], f"filter-{dashed(name)}"), dropped(name), align="center", spacing="3")
+          for name in LABELS if name in SWITCHES],
+        *[rx.vstack(text_list(name, bound), dropped(name), spacing="1", width="100%") for name in LISTS],
+        rx.cond(SettingsState.may_change, rx.button("Save the filters", on_click=SettingsState.save_filters,
+                                                    id="filters-save")),
+        spacing="3", width="100%",
+    )
+
+
+def scrubbing_form() -> rx.Component:
+    bound = f"At most {MAX_FIELDS} lines of {MAX_FIELD_CHARS} characters."
+    return rx.vstack(
+        *[switch(SettingsState.options[name], lambda on, name=name: SettingsState.set_option(name, on),
+                 OPTION_LABELS[name], f"scrub-{dashed(name)}") for name in OPTIONS],
+        text_list("sensitive_fields", bound), text_list("safe_fields", bound),
+        rx.cond(SettingsState.may_change, rx.button("Save the scrubbing options", on_click=SettingsState.save_scrubbing,
+                                                    id="scrubbing-save")),
+        spacing="3", width="100%",
+    )
+
+
+def page() -> rx.Component:
+    return layout(
+        rx.heading("Settings", size="7", id="page-title"),
+        unless_refused(
+            SettingsState,
+            rx.vstack(
+                read_only(SettingsState, "You can see the projects' settings; only a maintainer can change them.",
+                          "settings-readonly"),
+                outcome(SettingsState, "settings-error", "settings-notice"),
+                rx.cond(SettingsState.projects.length() > 0, rx.vstack(
+                    native_select(SettingsState.projects, SettingsState.project, SettingsState.choose_project,
+                                  "settings-project"),
+                    rx.heading("Inbound filters", size="4"),
+                    rx.text("What they match is dropped at ingest, before anything of it is stored, and counted.",
+                            size="2"),
+                    filters_form(),
+                    rx.heading("Data scrubbing", size="4"),
+                    scrubbing_form(),
+                    spacing="3", width="100%",
+                )),
+                width="100%", spacing="3",
+            ),
+        ),
+    )

@@ -1,0 +1,95 @@
+"""Each project's settings: the defaults of a project without a row, the setters with their bounds,
+what this process reads at once and other workers within CACHE_S, and a broken row that costs its
+project its settings only."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+from sqlalchemy import update
+
+from app import db
+from app.inbox import project_settings
+from app.inbox.project_settings import MAX_FIELDS, ProjectSettingsStore
+from app.inbox.projects import Projects
+from app.inbox.tables import PROJECT_SETTINGS
+from app.ingest.filter_settings import FilterSettings
+from app.ingest.scrubbing_settings import ScrubbingSettings
+from app.ingest.store import InboxStore
+from app.settings import Dsn
+from tests.environment import LOCAL_DSN
+
+SCRUB = ScrubbingSettings(scrub_ip_addresses=True, sensitive_fields=("ssn", "iban_note"), safe_fields=("order_id",))
+FILTERS = dataclasses.replace(FilterSettings(), localhost=True, legacy_browsers=False, releases=("*-dev",),
+                              client_ips=("10.0.0.0/8",))
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> sqlalchemy.Engine:
+    """Projects 1 (the local one) and 2, on a SQLite file."""
+    engine = db.engine(f"sqlite:///{tmp_path / 'settings.db'}")
+    db.migrate(engine)
+    InboxStore(engine).ensure_project(Dsn.parse(LOCAL_DSN))
+    Projects(engine).add("Billing")
+    return engine
+
+
+def test_a_project_has_the_defaults_until_set_then_what_was_set(engine: sqlalchemy.Engine) -> None:
+    """On SQLite and PostgreSQL (the upsert is each dialect's own)."""
+    InboxStore(engine).ensure_project(Dsn.parse(LOCAL_DSN))
+    store = ProjectSettingsStore(engine)
+    assert (store.filters_of(1), store.scrubbing_of(1)) == (FilterSettings(), ScrubbingSettings())
+    store.set_filters(1, FILTERS, by="max")
+    assert (store.filters_of(1), store.scrubbing_of(1)) == (FILTERS, ScrubbingSettings())  # this process: at once
+    store.set_scrubbing(1, SCRUB, by="max")
+    assert ProjectSettingsStore(engine).read(1) == (FILTERS, SCRUB)  # each part kept as the other was set
+    with engine.connect() as connection:
+        assert connection.execute(sqlalchemy.select(PROJECT_SETTINGS.c.updated_by)).scalars().all() == ["max"]
+
+
+def test_another_worker_sees_a_change_within_the_cache_time(sqlite_engine: sqlalchemy.Engine,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    ingest = ProjectSettingsStore(sqlite_engine)
+    assert ingest.filters_of(2) == FilterSettings()
+    with sqlite_engine.begin() as connection:  # as another worker writes it (this process's cache knows nothing)
+        connection.execute(PROJECT_SETTINGS.insert().values(
+            project_id=2, filters=project_settings.encoded(FILTERS), scrubbing="{}", updated_at=1.0, updated_by="other"))
+    assert ingest.filters_of(2) == FilterSettings()  # read less than CACHE_S ago
+    monkeypatch.setattr(project_settings, "CACHE_S", 0.0)
+    assert ingest.filters_of(2) == FILTERS
+
+
+def test_a_stored_field_missing_or_unknown_has_the_default_and_a_broken_row_costs_its_project_only(
+        sqlite_engine: sqlalchemy.Engine, caplog: pytest.LogCaptureFixture) -> None:
+    store = ProjectSettingsStore(sqlite_engine)
+    store.set_filters(1, FILTERS)
+    store.set_filters(2, FILTERS)
+    with sqlite_engine.begin() as connection:
+        connection.execute(update(PROJECT_SETTINGS).where(PROJECT_SETTINGS.c.project_id == 1).values(
+            filters='{"localhost": true, "filter_of_a_later_version": 1}', scrubbing='{"scrub_data": "no"}'))
+        connection.execute(update(PROJECT_SETTINGS).where(PROJECT_SETTINGS.c.project_id == 2).values(filters="{broken"))
+    assert store.read(1) == (dataclasses.replace(FilterSettings(), localhost=True), ScrubbingSettings())
+    assert store.read(2)[0] == FilterSettings()
+    assert "project 2: its stored FilterSettings are unreadable" in caplog.text
+
+
+@pytest.mark.parametrize(("change", "sentence"), [
+    (lambda s: s.set_filters(1, FilterSettings(client_ips=("here",))), "The client IP on line 1 ('here') is no IP address"),
+    (lambda s: s.set_scrubbing(1, ScrubbingSettings(safe_fields=("x",) * (MAX_FIELDS + 1))),
+     f"At most {MAX_FIELDS} safe fields, one a line (51 given)."),
+    (lambda s: s.set_scrubbing(1, ScrubbingSettings(sensitive_fields=("x" * 101,))),
+     "The sensitive field on line 1 must have 1 to 100 characters."),
+    (lambda s: s.set_scrubbing(1, ScrubbingSettings(scrub_data=1)), "The option scrub_data must be on or off."),  # type: ignore[arg-type]
+    (lambda s: s.set_filters(99, FilterSettings()), "There is no project 99."),
+])
+def test_settings_out_of_bounds_or_for_no_project_are_refused_and_nothing_is_stored(
+        sqlite_engine: sqlalchemy.Engine, change, sentence: str) -> None:  # noqa: ANN001 (a lambda)
+    store = ProjectSettingsStore(sqlite_engine)
+    with pytest.raises(ValueError) as refused:
+        change(store)
+    assert str(refused.value).startswith(sentence)
+    with sqlite_engine.connect() as connection:
+        assert connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(PROJECT_SETTINGS)).scalar() == 0
