@@ -10,7 +10,8 @@ own up to SHARE of what was left of a window when it last synced, and syncs (add
 reads the total back: one transaction, on a worker thread, one at a time per process) when that is
 spent or a new window starts; the event that syncs is added in the same transaction only if every
 window has room for it. So the database is asked about once per SHARE of a window's room, not per
-event; near a window's end the share is below one event and every event syncs, exactly. The price:
+event; near a window's end the share is below one event and every event syncs, exactly; once it is
+full, what follows is refused without asking (`_full`) until the window ends. The price:
 what another worker admitted within its share is not seen until it syncs again, so a window may be
 overrun by at most SHARE of what was left, per other worker (none with one worker), never more.
 
@@ -66,6 +67,11 @@ class Window:
     local: int = 0  # admitted here since, not yet in the database
     flying: int = 0  # admitted here and being added by the sync under way
     synced: bool = False
+
+    @property
+    def used(self) -> int:
+        """Events of this window known to be in: every worker's at the last sync, and this one's since."""
+        return self.known + self.local + self.flying
 
     def room(self, limit: int) -> float:
         """How many more events this process may admit before it must sync."""
@@ -129,9 +135,10 @@ class Quotas:
         if not limits or self._take(project_id, limits, events):
             return
         async with self._sync_lock():
-            if self._take(project_id, limits, events) or await self._sync(project_id, limits, events):
+            if not self._full(project_id, limits, events) and (
+                    self._take(project_id, limits, events) or await self._sync(project_id, limits, events)):
                 return  # made room by the sync another request waited for, or by this one
-        raise self._refusal(project_id, limits)
+        raise self._refusal(project_id, limits, events)
 
     async def _quotas_of(self, project_id: int) -> QuotaSettings:
         now = time.monotonic()
@@ -173,11 +180,18 @@ class Quotas:
             window.known, window.flying, window.synced = totals[seconds], 0, True
         return admitted
 
-    def _refusal(self, project_id: int, limits: dict[int, int]) -> Refused:
+    def _full(self, project_id: int, limits: dict[int, int], events: int) -> list[int]:
+        """The windows that, as last synced, have no room for `events`: a sync cannot make any (counts
+        only grow within a window), so a flood past a quota is refused without asking the database."""
+        windows = {seconds: self._window(project_id, seconds) for seconds in limits}
+        return [seconds for seconds, limit in limits.items()
+                if windows[seconds].synced and windows[seconds].used + events > limit]
+
+    def _refusal(self, project_id: int, limits: dict[int, int], events: int) -> Refused:
         """429 for the windows that are full, with the seconds until the last of them ends."""
         now = self.clock()
         windows = {seconds: self._window(project_id, seconds) for seconds in limits}
-        full = [seconds for seconds, limit in limits.items() if windows[seconds].known >= limit] or list(limits)
+        full = self._full(project_id, limits, events) or list(limits)
         wait = max(max(1, math.ceil((windows[s].slot + 1) * s - now)) for s in full)
         what = " and ".join(f"{limits[s]} events {'a minute' if s == 60 else 'an hour'}" for s in sorted(full))
         return Refused(

@@ -1,5 +1,6 @@
 """Quotas counted in the database across processes (two engines on one database: a SQLite file, and
-PostgreSQL), at the edges of their windows (an injected clock), and what is counted."""
+PostgreSQL), at the edges of their windows (an injected clock), what is counted, and a flood past a
+full window refused without asking the database."""
 
 from __future__ import annotations
 
@@ -94,6 +95,10 @@ async def test_a_window_frees_at_its_edge_and_the_hour_counts_on(tmp_path: Path)
     with pytest.raises(Refused) as refused:
         await quotas.admit(LOCAL_DSN, EVENT)
     assert refused.value.headers["Retry-After"] == "1"  # half a second left: one, never zero
+    asked: list[object] = []
+    sqlalchemy.event.listen(engine, "begin", listener := asked.append)
+    assert await admitted(quotas, 100) == 0 and asked == []  # a flood past a full window: no database work
+    sqlalchemy.event.remove(engine, "begin", listener)
     clock.now = MINUTE + 60  # the next minute
     assert await admitted(quotas, 4) == 2  # the hour's 5 are spent
     with pytest.raises(Refused) as refused:

@@ -1,5 +1,5 @@
 """Quotas at the real endpoints (app/ingest/quotas.py through the tunnel's `admit`), on a SQLite file:
-Sentry's /envelope/ and /store/ and the tunnel's path into the inbox answer 429 with Retry-After and
+Sentry's /envelope/, /store/ and /security/ and the tunnel's path into the inbox answer 429 with Retry-After and
 X-Sentry-Rate-Limits past a quota, store nothing of what they refused and lose nothing accepted before;
 the real sentry-sdk, posting to the endpoint on loopback, stops sending for the window it was given."""
 
@@ -19,6 +19,7 @@ from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.endpoints import Ingest
 from app.ingest.quota_settings import QuotaSettings
 from app.ingest.quotas import Quotas
+from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
@@ -27,7 +28,7 @@ from app.protocol.ratelimits import RateLimits
 from app.settings import Dsn, Settings
 from tests.environment import LOCAL_DSN
 from tests.factories import error
-from tests.ingest.helpers import Clock, http, in_inbox, served, sqlite_inbox
+from tests.ingest.helpers import Clock, http, in_inbox, not_found, served, sqlite_inbox
 from tests.monitoring.envelopes import build
 
 pytestmark = pytest.mark.anyio
@@ -68,6 +69,12 @@ async def test_past_the_quota_each_path_answers_429_and_keeps_what_it_took(inges
             await client.post("/api/1/envelope/", content=body, params=KEY),
             await client.post("/api/1/store/", content=json.dumps(error("'stored'")), params=KEY),
         ]
+        csp = {"csp-report": {"document-uri": "http://app.test/", "effective-directive": "img-src",
+                              "violated-directive": "img-src 'self'", "blocked-uri": "http://cdn.test/a.png"}}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=SecurityReports(ingest).asgi(ingest.asgi(not_found))),
+                                     base_url="http://lookout.test") as browser:
+            answers.append(await browser.post("/api/1/security/", json=csp, params=KEY,
+                                              headers={"Content-Type": "application/csp-report"}))
         tunnel_body = build(LOCAL_DSN, [("event", json.dumps(error("'tunnel'")).encode())])
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=ingest.tunnel.asgi()),
                                      base_url="http://lookout.test") as browser:
@@ -78,7 +85,7 @@ async def test_past_the_quota_each_path_answers_429_and_keeps_what_it_took(inges
         assert answer.status_code == 429, answer.text
         assert answer.headers["retry-after"] == "50" and answer.headers["x-sentry-rate-limits"] == RATE_LIMITS
         assert answer.json()["detail"] == "Project 1 takes at most 2 events a minute; try again in 50 s."
-    assert ingest.tunnel.stats.rejected["over_quota"] == 3
+    assert ingest.tunnel.stats.rejected["over_quota"] == 4
     assert all(in_inbox(ingest, event_id) is not None for event_id in kept)  # nothing taken before is lost
     assert in_inbox(ingest, refused_id) is None
 
