@@ -328,7 +328,7 @@ class InboxCount(SQLModel, table=True):
 
 
 class InboxProjectSettings(SQLModel, table=True):
-    """A project's inbound filters and PII scrubbing options (app/inbox/project_settings.py), each a
+    """A project's inbound filters, PII scrubbing options and quotas (app/inbox/project_settings.py), each a
     bounded JSON object of its dataclass's fields; a project without a row has the defaults. What
     each filter dropped is counted in `inbox_count` (kind "filtered")."""
 
@@ -337,8 +337,21 @@ class InboxProjectSettings(SQLModel, table=True):
     project_id: int = Field(primary_key=True, foreign_key="inbox_project.id", sa_column_kwargs={"autoincrement": False})
     filters: str = "{}"  # app/ingest/filter_settings.py's FilterSettings
     scrubbing: str = "{}"  # app/ingest/scrubbing_settings.py's ScrubbingSettings
+    quotas: str = "{}"  # app/ingest/quota_settings.py's QuotaSettings
     updated_at: float = 0.0
     updated_by: str = ""
+
+
+class InboxQuotaCount(SQLModel, table=True):
+    """How many error events a project sent in one window of its quotas (app/ingest/quotas.py), as
+    every worker added them: the window's length (`seconds`) and its slot (epoch seconds // length)."""
+
+    __tablename__ = "inbox_quota_count"
+
+    project_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    seconds: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    slot: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    count: int = 0
 
 
 class WorkerLease(SQLModel, table=True):

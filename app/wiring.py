@@ -25,6 +25,7 @@ from app.inbox.projects import settle_local_dsn
 from app.inbox.retention import Caps, Retention
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
+from app.ingest.quotas import Quotas
 from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill
@@ -66,6 +67,8 @@ def _wake_sender() -> None:
 
 
 tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_readers)
+if SETTINGS.dsn is None:
+    tunnel.admit = Quotas(db.engine()).admit  # each project's quotas, counted in the database
 ingest = Ingest(tunnel, inbox)  # Sentry's /api/<project>/envelope/ and /store/, into the inbox
 security = SecurityReports(ingest)  # Sentry's /api/<project>/security/: CSP reports, into the inbox
 

@@ -1,5 +1,6 @@
-"""Each project's settings: its inbound filters (app/ingest/filter_settings.py) and its PII scrubbing
-options (app/ingest/scrubbing_settings.py), a row of `inbox_project_settings`; a project without one
+"""Each project's settings: its inbound filters (app/ingest/filter_settings.py), its PII scrubbing
+options (app/ingest/scrubbing_settings.py) and its quotas (app/ingest/quota_settings.py), a row of
+`inbox_project_settings`; a project without one
 has the dataclasses' defaults. Also what each filter dropped, counted in `inbox_count` (kind
 "filtered", the key a filter's name) by the ingest transaction that dropped it.
 
@@ -30,6 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.inbox.tables import COUNTS, PROJECT_SETTINGS as TABLE, PROJECTS
 from app.ingest.filter_settings import FilterSettings
+from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
 
 logger = logging.getLogger(__name__)
@@ -38,11 +40,12 @@ FILTERED = "filtered"  # the inbox_count kind of what a filter dropped
 MAX_FIELDS = 50  # sensitive or safe field names
 MAX_FIELD_CHARS = 100
 FIELD_LISTS = {"sensitive_fields": "sensitive field", "safe_fields": "safe field"}
-S = TypeVar("S", FilterSettings, ScrubbingSettings)
+S = TypeVar("S", FilterSettings, ScrubbingSettings, QuotaSettings)
 Both = tuple[FilterSettings, ScrubbingSettings]
 # Per database (engine), per project: (when read, monotonic seconds; the settings then).
 _cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, Both]]] = weakref.WeakKeyDictionary()
 READ = select(TABLE.c.filters, TABLE.c.scrubbing).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
+READ_QUOTAS = select(TABLE.c.quotas).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
 
 
 def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
@@ -63,7 +66,7 @@ def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
     return options
 
 
-def encoded(settings: FilterSettings | ScrubbingSettings) -> str:
+def encoded(settings: FilterSettings | ScrubbingSettings | QuotaSettings) -> str:
     return json.dumps(dataclasses.asdict(settings))
 
 
@@ -76,7 +79,8 @@ def decoded(kind: type[S], text: str) -> S:
     known = {f.name for f in dataclasses.fields(kind)}
     values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in found.items() if k in known}
     made = kind(**values)
-    return made.checked() if isinstance(made, FilterSettings) else checked_scrubbing(made)  # type: ignore[return-value]  # S is one of the two
+    checked = checked_scrubbing(made) if isinstance(made, ScrubbingSettings) else made.checked()
+    return checked  # type: ignore[return-value]  # the same type as `made`, S
 
 
 class ProjectSettingsStore:
@@ -96,6 +100,12 @@ class ProjectSettingsStore:
         if row is None:
             return FilterSettings(), ScrubbingSettings()
         return self._part(FilterSettings, row.filters, project_id), self._part(ScrubbingSettings, row.scrubbing, project_id)
+
+    def quotas(self, project_id: int) -> QuotaSettings:
+        """The project's quotas as stored now (app/ingest/quotas.py keeps what it read for CACHE_S)."""
+        with self.engine.connect() as connection:
+            text = connection.execute(READ_QUOTAS, {"project_id": project_id}).scalar()
+        return QuotaSettings() if text is None else self._part(QuotaSettings, text, project_id)
 
     @staticmethod
     def _part(kind: type[S], text: str, project_id: int) -> S:
@@ -122,11 +132,16 @@ class ProjectSettingsStore:
         """Store the project's scrubbing options (ValueError with a sentence when out of bounds)."""
         self._save(project_id, {"scrubbing": encoded(checked_scrubbing(options))}, by)
 
+    def set_quotas(self, project_id: int, quotas: QuotaSettings, by: str = "") -> None:
+        """Store the project's quotas (ValueError with a sentence when out of bounds)."""
+        self._save(project_id, {"quotas": encoded(quotas.checked())}, by)
+
     def _save(self, project_id: int, part: dict[str, str], by: str) -> None:
         values: dict[str, Any] = {**part, "updated_at": time.time(), "updated_by": by[:200]}
         with self.engine.begin() as connection:
             dialect = sqlite if connection.dialect.name == "sqlite" else postgresql
-            defaults = {"filters": encoded(FilterSettings()), "scrubbing": encoded(ScrubbingSettings())}
+            defaults = {"filters": encoded(FilterSettings()), "scrubbing": encoded(ScrubbingSettings()),
+                        "quotas": encoded(QuotaSettings())}
             if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
                 raise ValueError(f"There is no project {project_id}.")  # SQLite enforces no foreign key
             statement = dialect.insert(TABLE).values(project_id=project_id, **{**defaults, **values})

@@ -18,6 +18,7 @@ from app.models import (
     InboxLog,
     InboxProject,
     InboxProjectSettings,
+    InboxQuotaCount,
     InboxRead,
     InboxSavedSearch,
     InboxTransaction,
@@ -40,6 +41,7 @@ LOGS = table_of(InboxLog)
 FEEDBACK = table_of(InboxFeedback)
 COUNTS = table_of(InboxCount)
 PROJECT_SETTINGS = table_of(InboxProjectSettings)
+QUOTA_COUNTS = table_of(InboxQuotaCount)
 # The largest envelope an outbox row holds, decompressed (LOOKOUT_MAX_ENVELOPE_BYTES's default).
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 

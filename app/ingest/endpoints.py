@@ -102,7 +102,7 @@ class Ingest:
         else:
             parsed, encoding = await intake.envelope(raw, request.content_encoding), request.content_encoding
         categories = sorted({category_of(item.type) for item in parsed.items})
-        await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw)
+        await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw, [item.type for item in parsed.items])
         return parsed.event_id
 
     def _store_as_envelope(self, raw: bytes, content_encoding: str) -> tuple[envelope.Envelope, bytes, str]:

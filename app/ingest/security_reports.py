@@ -92,7 +92,7 @@ class SecurityReports:
         body = b"\n".join([json.dumps({"event_id": events[0]["event_id"]}).encode(),
                            *(b"\n".join([json.dumps({"type": "event", "length": len(item)}).encode(), item])
                              for item in items)])
-        await self.tunnel.commit(dsn, "", [CATEGORY], events[0]["event_id"], body)
+        await self.tunnel.commit(dsn, "", [CATEGORY], events[0]["event_id"], body, ["security"] * len(events))
         return str(events[0]["event_id"])
 
     def _charge(self, dsn: str, reports: int) -> None:

@@ -7,7 +7,8 @@
 Order of checks: origin (403) → the client's rate (429) → size of the request (413, 408) → the
 header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (429) → the whole
 envelope's decoding, syntax, item count and sizes (400, 413, 415; off the event loop when large,
-app/monitoring/intake.py) → Sentry's rate limits (429) → outbox room (503) → commit (503 if the
+app/monitoring/intake.py) → Sentry's rate limits (429) → in local mode, the project's quotas (429,
+app/ingest/quotas.py, given as `admit`) → outbox room (503) → commit (503 if the
 database fails) → 200. Nothing is stored and nothing is sent upstream unless every check passed.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
@@ -45,6 +46,8 @@ from app.settings import Dsn, Settings, SettingsError
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_WHEN_FULL = "60"
+# Counts an envelope's items (their types) against its DSN's quotas, or raises `Refused` (429).
+Admit = Callable[[str, Sequence[str]], Awaitable[None]]
 CORS_HEADERS = [
     (b"access-control-allow-methods", b"POST, OPTIONS"),
     (b"access-control-allow-headers", b"Content-Type, Content-Encoding"),
@@ -81,6 +84,7 @@ class Tunnel:
         self.stats_path = f"{settings.tunnel_path}/stats"
         self.intake = Intake(settings)  # the steps before storing, shared with the ingest endpoints
         self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
+        self.admit: Admit | None = None  # the inbox's quotas, in local mode (app/wiring.py)
 
     def asgi(self, app: ASGIApp | None = None) -> ASGIApp:
         """An ASGI app serving the tunnel's paths and handing every other request to `app` (404 without
@@ -161,13 +165,17 @@ class Tunnel:
                 429, f"Sentry rate-limits {', '.join(categories)} for {wait:.0f} more seconds.",
                 "rate_limited", self.limits.headers(dsn),
             )
-        await self.commit(dsn, encoding, categories, parsed.event_id, raw)
+        await self.commit(dsn, encoding, categories, parsed.event_id, raw, [item.type for item in parsed.items])
         return parsed.event_id, dsn
 
-    async def commit(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes) -> None:
-        """Store one validated envelope in the outbox, count it and tell `on_commit` (`Refused` 503
-        when there is no room or the database fails); the inbox's ingest endpoints commit here too."""
+    async def commit(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes,
+                     item_types: Sequence[str] = ()) -> None:
+        """Store one validated envelope in the outbox, count it and tell `on_commit` (`Refused` 429
+        past a quota, 503 when there is no room or the database fails); the inbox's ingest endpoints
+        commit here too."""
         try:
+            if self.admit is not None and self.status == LOCAL:
+                await self.admit(dsn, item_types)
             room = await self.budget.has_room(len(raw))
             if room:
                 await self.writer.submit(new_row(dsn, self.status, raw, categories, event_id, encoding))

@@ -1,5 +1,5 @@
 """`/settings`: a project's inbound filters (what ingest drops before storing anything, and how many
-each dropped) and its PII scrubbing options.
+each dropped), its PII scrubbing options and its quotas.
 
 Maintainers change them; viewers see the same page with every control disabled; a client that may
 not see the console is refused (the state, and who may do what: project_settings_state.py). Every string
@@ -14,6 +14,7 @@ from app.components.layout import layout
 from app.components.refused import unless_refused
 from app.inbox.project_settings import MAX_FIELD_CHARS, MAX_FIELDS
 from app.ingest.filter_settings import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
+from app.ingest.quota_settings import LABELS as QUOTA_LABELS, MAXIMA
 from app.pages.project_settings_state import OPTIONS, SettingsState
 
 TITLE = "Settings · Lookout"
@@ -79,6 +80,24 @@ def scrubbing_form() -> rx.Component:
     )
 
 
+def quotas_form() -> rx.Component:
+    return rx.vstack(
+        rx.text("Error events the project may send (errors, messages, security reports; not transactions or "
+                "logs). Past a quota its SDKs are answered 429 with Retry-After and wait for the minute or "
+                "hour to end. 0: no limit.", size="2"),
+        *[rx.hstack(
+            rx.text(QUOTA_LABELS[name], size="2", width="10em"),
+            rx.input(value=getattr(SettingsState, name), on_change=lambda text, name=name: SettingsState.set_text(name, text),
+                     read_only=~SettingsState.may_change, id=f"quota-{dashed(name)}", input_mode="numeric", width="12em"),
+            rx.text(f"0 to {MAXIMA[name]:,}", size="1", color_scheme="gray"),
+            align="center", spacing="3",
+        ) for name in QUOTA_LABELS],
+        rx.cond(SettingsState.may_change, rx.button("Save the quotas", on_click=SettingsState.save_quotas,
+                                                    id="quotas-save")),
+        spacing="3", width="100%",
+    )
+
+
 def page() -> rx.Component:
     return layout(
         rx.heading("Settings", size="7", id="page-title"),
@@ -97,6 +116,8 @@ def page() -> rx.Component:
                     filters_form(),
                     rx.heading("Data scrubbing", size="4"),
                     scrubbing_form(),
+                    rx.heading("Quotas", size="4"),
+                    quotas_form(),
                     spacing="3", width="100%",
                 )),
                 width="100%", spacing="3",

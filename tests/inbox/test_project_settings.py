@@ -17,6 +17,7 @@ from app.inbox.project_settings import MAX_FIELDS, ProjectSettingsStore
 from app.inbox.projects import Projects
 from app.inbox.tables import PROJECT_SETTINGS
 from app.ingest.filter_settings import FilterSettings
+from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.settings import Dsn
@@ -46,6 +47,9 @@ def test_a_project_has_the_defaults_until_set_then_what_was_set(engine: sqlalche
     assert (store.filters_of(1), store.scrubbing_of(1)) == (FILTERS, ScrubbingSettings())  # this process: at once
     store.set_scrubbing(1, SCRUB, by="max")
     assert ProjectSettingsStore(engine).read(1) == (FILTERS, SCRUB)  # each part kept as the other was set
+    assert store.quotas(1) == QuotaSettings()
+    store.set_quotas(1, QuotaSettings(per_minute=100, per_hour=1000), by="max")
+    assert store.quotas(1) == QuotaSettings(100, 1000) and store.read(1) == (FILTERS, SCRUB)
     with engine.connect() as connection:
         assert connection.execute(sqlalchemy.select(PROJECT_SETTINGS.c.updated_by)).scalars().all() == ["max"]
 
@@ -69,10 +73,11 @@ def test_a_stored_field_missing_or_unknown_has_the_default_and_a_broken_row_cost
     store.set_filters(2, FILTERS)
     with sqlite_engine.begin() as connection:
         connection.execute(update(PROJECT_SETTINGS).where(PROJECT_SETTINGS.c.project_id == 1).values(
-            filters='{"localhost": true, "filter_of_a_later_version": 1}', scrubbing='{"scrub_data": "no"}'))
+            filters='{"localhost": true, "filter_of_a_later_version": 1}', scrubbing='{"scrub_data": "no"}',
+            quotas='{"per_minute": -1}'))
         connection.execute(update(PROJECT_SETTINGS).where(PROJECT_SETTINGS.c.project_id == 2).values(filters="{broken"))
     assert store.read(1) == (dataclasses.replace(FilterSettings(), localhost=True), ScrubbingSettings())
-    assert store.read(2)[0] == FilterSettings()
+    assert store.read(2)[0] == FilterSettings() and store.quotas(1) == QuotaSettings()
     assert "project 2: its stored FilterSettings are unreadable" in caplog.text
 
 
@@ -84,6 +89,9 @@ def test_a_stored_field_missing_or_unknown_has_the_default_and_a_broken_row_cost
      "The sensitive field on line 1 must have 1 to 100 characters."),
     (lambda s: s.set_scrubbing(1, ScrubbingSettings(scrub_data=1)), "The option scrub_data must be on or off."),  # type: ignore[arg-type]
     (lambda s: s.set_filters(99, FilterSettings()), "There is no project 99."),
+    (lambda s: s.set_quotas(1, QuotaSettings(per_hour=60_000_001)),
+     "Events an hour must be a whole number from 0 (no limit) to 60,000,000."),
+    (lambda s: s.set_quotas(1, QuotaSettings(per_minute=True)), "Events a minute must be a whole number"),  # type: ignore[arg-type]
 ])
 def test_settings_out_of_bounds_or_for_no_project_are_refused_and_nothing_is_stored(
         sqlite_engine: sqlalchemy.Engine, change, sentence: str) -> None:  # noqa: ANN001 (a lambda)

@@ -1,5 +1,6 @@
 """What the ingest endpoints' tests share: a client of the endpoints over ASGI, the same endpoints
-served on a real port of 127.0.0.1 (for real clients), and the inbox's copy of an event."""
+served on a real port of 127.0.0.1 (for real clients), the inbox's copy of an event, an inbox on a
+SQLite file alone (for tests that need no PostgreSQL) and a clock the test sets."""
 
 from __future__ import annotations
 
@@ -7,14 +8,20 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
+import sqlalchemy
 import uvicorn
 
+from app import db
 from app.inbox.reading import InboxReader
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
+from app.ingest.store import InboxStore
 from app.protocol.asgi import Receive, Scope, Send, respond
+from app.settings import Dsn
+from tests.environment import LOCAL_DSN
 
 
 async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
@@ -52,3 +59,20 @@ async def served(ingest: Ingest) -> AsyncIterator[int]:
         server.should_exit = True
         await task
         sock.close()
+
+
+def sqlite_inbox(tmp_path: Path) -> sqlalchemy.Engine:
+    """A migrated SQLite file with the local project (1)."""
+    engine = db.migrated_engine(f"sqlite:///{tmp_path / 'inbox.db'}")
+    InboxStore(engine).ensure_project(Dsn.parse(LOCAL_DSN))
+    return engine
+
+
+class Clock:
+    """Epoch seconds, as the test sets them (`now`)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now

@@ -1,7 +1,8 @@
 """The /settings page's handlers as any websocket client could call them, on a real SQLite file: a
 client elsewhere is refused and sees nothing, a viewer sees the settings and counts and changes
-nothing, a maintainer changes the filters and the scrubbing options; a list past its bound or a bad
-address gets a sentence and stores nothing; hostile arguments are ignored, never a crash."""
+nothing, a maintainer changes the filters, the scrubbing options and the quotas; a list past its
+bound, a bad address or a quota that is no whole number in bounds gets a sentence and stores nothing;
+hostile arguments are ignored, never a crash."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from app.inbox.project_settings import FILTERED, ProjectSettingsStore
 from app.inbox.projects import Projects
 from app.inbox.tables import COUNTS, PROJECT_SETTINGS
 from app.ingest.filter_settings import LABELS, FilterSettings
+from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, SettingsState
@@ -61,8 +63,10 @@ def every_change(state: SettingsState) -> None:
     call(state, "set_filter", "localhost", True)
     call(state, "set_option", "scrub_ip_addresses", True)
     call(state, "set_text", "releases", "*-dev")
+    call(state, "set_text", "per_minute", "5")
     call(state, "save_filters")
     call(state, "save_scrubbing")
+    call(state, "save_quotas")
 
 
 def test_a_client_elsewhere_is_refused_sees_nothing_and_changes_nothing(engine: sqlalchemy.Engine) -> None:
@@ -108,6 +112,13 @@ def test_a_maintainer_changes_the_filters_and_the_scrubbing_options(engine: sqla
                             client_ips=("10.0.0.0/8",)),
         ScrubbingSettings(scrub_defaults=False, scrub_ip_addresses=True, sensitive_fields=("ssn", "tax_id")))
     assert ProjectSettingsStore(engine).read(1) == (FilterSettings(), ScrubbingSettings())  # the other project's
+    assert (state.per_minute, state.per_hour) == ("0", "0")  # no limit, as a new project has
+    call(state, "set_text", "per_minute", " 1,000 ")
+    call(state, "set_text", "per_hour", "50000")
+    call(state, "save_quotas")
+    assert (state.error, state.notice, state.per_minute) == ("", f"Quotas saved for {BILLING}.", "1000")
+    assert ProjectSettingsStore(engine).quotas(2) == QuotaSettings(per_minute=1000, per_hour=50_000)
+    assert ProjectSettingsStore(engine).read(2)[0].localhost  # the other parts stay as they were
     with engine.connect() as connection:
         assert connection.execute(select(PROJECT_SETTINGS.c.updated_by)).scalars().all() == ["max (maintainer)"]
 
@@ -129,17 +140,36 @@ def test_a_list_out_of_bounds_gets_a_sentence_keeps_what_was_typed_and_stores_no
     assert stored(engine) == []
 
 
+@pytest.mark.parametrize(("name", "typed"), [
+    ("per_minute", "-5"), ("per_minute", "1.5"), ("per_minute", "ten"), ("per_minute", "1000001"),
+    ("per_minute", "9" * 25), ("per_minute", "１２"), ("per_hour", "60000001"), ("per_hour", "1e6"),
+])
+def test_a_quota_that_is_no_whole_number_in_bounds_gets_a_sentence_and_stores_nothing(
+        engine: sqlalchemy.Engine, name: str, typed: str) -> None:
+    state = opened(LOOPBACK)
+    call(state, "set_text", name, typed)
+    call(state, "save_quotas")
+    what, most = ("Events a minute", "1,000,000") if name == "per_minute" else ("Events an hour", "60,000,000")
+    assert state.error == f"{what} must be a whole number from 0 (no limit) to {most}." and state.notice == ""
+    assert getattr(state, name) == typed[:21] and stored(engine) == []
+
+
 def test_hostile_arguments_are_ignored(engine: sqlalchemy.Engine) -> None:
     state = opened(LOOPBACK)
-    before = (dict(state.filters), dict(state.options), state.project)
+    before = (dict(state.filters), dict(state.options), state.project, state.per_minute)
     for value in HOSTILE:
         call(state, "set_filter", value, True)
         call(state, "set_filter", "localhost", value)
         call(state, "set_option", value, value)
         call(state, "set_text", value, "text")
         call(state, "choose_project", value)
-    assert (state.filters, state.options, state.project) == before
+    assert (state.filters, state.options, state.project, state.per_minute) == before
     call(state, "set_text", "project", "1 · Lookout")  # only the lists are text fields
     state.project = "9 · forged"  # a project no longer offered
     call(state, "save_filters")
     assert state.error == NO_PROJECT and stored(engine) == []
+    state.project = "1 · Lookout"
+    for value in HOSTILE:  # anything but a string types nothing: no limit; a long string, a sentence
+        call(state, "set_text", "per_minute", value)
+        call(state, "save_quotas")
+        assert ProjectSettingsStore(engine).quotas(1) == QuotaSettings()
