@@ -39,13 +39,15 @@ class Incoming:
 
 @dataclass
 class Readable:
-    """An envelope parsed and matched to its project, with its items: (type, payload, where the
-    event is kept: its item's index in the outbox row `row_id` when kept as sent there, or its
-    text; None if not)."""
+    """An envelope parsed, matched to its project and scrubbed, with its items: (type, payload, where
+    the event is kept: its item's index in the outbox row `row_id` when kept as sent there, or its
+    text; None if not); `body`: the envelope the row is to keep from now on, scrubbed (None: the
+    row's as it is)."""
     project_id: int
     received_at: float
     row_id: int | None
     items: list[tuple[str, dict[str, Any], int | str | None]]
+    body: bytes | None = None
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The embedded inbox's writer: projects, and envelopes read into issues, events, traces and logs.
 
 `ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes exactly as the tunnel stored
-them (body and content encoding), finds the project from the DSN in the header, and keeps each
+them (body and content encoding), finds the project from the DSN in the header, scrubs each item
+under the project's settings (app/ingest/scrubbing.py) before anything else reads it, and keeps each
 error or message event (symbolicated, app/sourcemaps/symbolicate.py, given the browser, os and
 device its User-Agent names, user_agent.py, then grouped into an issue: app/ingest/event_writer.py),
 each transaction with its spans (trace_writer.py), each log line and each piece of feedback, and
@@ -9,7 +10,12 @@ counts session updates and client reports (log_writer.py); events and transactio
 `event_id`. An event that came through the outbox is kept where it is, in its envelope's row
 (`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its User-Agent
 changed it: then it is kept as its new text. So are the item types the inbox does not read
-(attachments, replays, ...): in their row.
+(attachments, replays, ...): in their row, unless the project scrubs.
+
+Nothing unscrubbed stays in the row either: when scrubbing changed an item, the row is rewritten in
+the transaction that stores its contents, with the scrubbed items; an item that cannot be scrubbed
+(not JSON the inbox reads) keeps its type and nothing else; a row the inbox rejects keeps its reason
+and no body.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select, update
 
 from app.inbox import eviction, states
 from app.inbox.projects import LOCAL_PROJECT_ID
@@ -39,26 +45,36 @@ from app.ingest.incoming import (
     its_own_fault,
 )
 from app.ingest.log_writer import write_counts, write_feedback, write_logs
+from app.ingest.scrubbing import scrub_item
+from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
+from app.monitoring.outbox import TABLE as OUTBOX
 from app.protocol import encodings, envelope, payloads
-from app.settings import Dsn
+from app.settings import Dsn, SettingsError
 from app.sourcemaps.symbolicate import Symbolicator
 
 logger = logging.getLogger(__name__)
 FIND_PROJECT = select(PROJECTS.c.id).where(
     PROJECTS.c.id == sqlalchemy.bindparam("id"), PROJECTS.c.public_key == sqlalchemy.bindparam("public_key"))
+# An outbox row's envelope, scrubbed (uncompressed); a rejected row's, dropped.
+KEEP_BODY = update(OUTBOX).where(OUTBOX.c.id == bindparam("row_id")).values(
+    body=bindparam("new_body"), size=bindparam("new_size"), content_encoding="")
 
 Then = Callable[[sqlalchemy.Connection, Sequence[Incoming], list["Ingested | Exception"]], None]
 
 
 class InboxStore:
-    def __init__(self, engine: sqlalchemy.Engine, symbolicator: Symbolicator | None = None) -> None:
+    def __init__(self, engine: sqlalchemy.Engine, symbolicator: Symbolicator | None = None,
+                 scrubbing_of: Callable[[int], ScrubbingSettings] = lambda project_id: ScrubbingSettings()) -> None:
         """`symbolicator`: maps browser stack frames to their original source before grouping
-        (None: events are grouped as sent)."""
+        (None: events are grouped as sent). `scrubbing_of(project_id)`: that project's scrubbing
+        settings (asked for any id: an unknown project's envelope is rejected, and its row keeps
+        its body only when the answer turns scrubbing off); on by default."""
         self.engine = engine
         self.symbolicator = symbolicator
+        self.scrubbing_of = scrubbing_of
         self._projects: dict[tuple[int, str], int] = {}
 
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
@@ -122,6 +138,7 @@ class InboxStore:
                 tags = TagCounts()  # the batch's, written once (app/ingest/tag_index.py)
                 results = [self._write(connection, r, tags) if isinstance(r, Readable) else r for r in read]
                 tags.write(connection)
+                self._drop_rejected(connection, batch, results)
                 if then is not None:
                     then(connection, batch, results)
                 return results
@@ -130,24 +147,30 @@ class InboxStore:
                 raise
             if len(batch) > 1:
                 return [one for incoming in batch for one in self.ingest_batch([incoming], then)]
-            if then is not None:
-                with self.engine.begin() as connection:
+            with self.engine.begin() as connection:
+                self._drop_rejected(connection, batch, [exc])
+                if then is not None:
                     then(connection, batch, [exc])
             return [exc]
 
     def _read(self, incoming: Incoming) -> Readable:
-        """Parse the envelope, find its project and symbolicate its events: everything but the
-        database writes (so none of it holds the write transaction open)."""
+        """Parse the envelope, find its project, scrub its items and symbolicate its events:
+        everything but the database writes (so none of it holds the write transaction open)."""
         parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
                                 MAX_ENVELOPE_BYTES)
         project_id = self.project_for(incoming.dsn or parsed.dsn)
+        settings = self.scrubbing_of(project_id)
         received_at = time.time() if incoming.received_at is None else incoming.received_at
         items: list[tuple[str, dict[str, Any], int | str | None]] = []
+        scrubbed: list[bytes | None] = []  # per item: its payload as the row is to keep it (None: as sent)
         for index, item in enumerate(parsed.items):
             if item.type not in READ_ITEM_TYPES:
                 items.append((item.type, {}, None))
+                scrubbed.append(b"" if settings.scrub_data else None)  # nothing the inbox can scrub
                 continue
-            payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
+            sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
+            payload = scrub_item(item.type, sent, settings)
+            scrubbed.append(None if payload is sent else json.dumps(payload).encode())
             kept_as: int | str | None = None
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload
@@ -158,15 +181,19 @@ class InboxStore:
                 if symbolicated or described:
                     kept_as = json.dumps(payload)  # the mapped frames and the parsed contexts are what the console shows
                 elif sent_with_id:
-                    # Kept as sent, where it already is when it came through the outbox (a second copy
-                    # of a 50 KB event cost more than the rest of its ingest); else as its text.
-                    kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
+                    # Kept as sent (and scrubbed), where it already is when it came through the outbox (a
+                    # second copy of a 50 KB event cost more than the rest of its ingest); else as its text.
+                    kept_as = index if incoming.row_id is not None else (scrubbed[-1] or item.payload).decode("utf-8", "replace")
             items.append((item.type, payload, kept_as))
-        return Readable(project_id, received_at, incoming.row_id, items)
+        body = _rewritten(parsed, scrubbed) if any(new is not None for new in scrubbed) else None
+        return Readable(project_id, received_at, incoming.row_id, items, body)
 
     def _write(self, connection: sqlalchemy.Connection, readable: Readable, tags: TagCounts) -> Ingested:
         result = Ingested()
         project_id, received_at = readable.project_id, readable.received_at
+        if readable.body is not None and readable.row_id is not None:
+            connection.execute(KEEP_BODY, {"row_id": readable.row_id, "new_body": readable.body,
+                                           "new_size": len(readable.body)})
         for item_type, payload, kept_as in readable.items:
             if item_type in EVENT_ITEM_TYPES:
                 where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)
@@ -190,6 +217,22 @@ class InboxStore:
                 result.other_items[item_type] = result.other_items.get(item_type, 0) + 1
         return result
 
+    def _drop_rejected(self, connection: sqlalchemy.Connection, batch: Sequence[Incoming],
+                       results: Sequence[Ingested | Exception]) -> None:
+        """Rejected rows keep their reason, not their bodies: nothing in them was scrubbed (unless
+        their project does not scrub)."""
+        for incoming, result in zip(batch, results, strict=True):
+            if isinstance(result, Exception) and incoming.row_id is not None and self._scrubs(incoming.dsn):
+                connection.execute(KEEP_BODY, {"row_id": incoming.row_id, "new_body": b"", "new_size": 0})
+
+    def _scrubs(self, dsn: str | None) -> bool:
+        """Whether the project `dsn` names scrubs (an unreadable DSN: the default's answer)."""
+        try:
+            project_id = int(Dsn.parse(dsn or "").project_id)
+        except (SettingsError, ValueError):
+            return ScrubbingSettings().scrub_data
+        return self.scrubbing_of(project_id).scrub_data
+
     def delete_issue(self, issue_id: int, actor: str) -> int:
         """Delete the issue with its stored events (and the envelopes no other kept event is stored
         in), their feedback and its history, as retention deletes issues (app/inbox/eviction.py); how
@@ -208,3 +251,11 @@ class InboxStore:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
         with self.engine.begin() as connection:
             return states.change(connection, issue_id, to_status, actor, in_next_release)
+
+
+def _rewritten(parsed: envelope.Envelope, scrubbed: list[bytes | None]) -> bytes:
+    """The envelope with each item's payload replaced where one is given (b"": the item keeps its
+    type alone)."""
+    return envelope.serialize(envelope.Envelope(parsed.headers, tuple(
+        item if new is None else envelope.Item(item.type, {} if new == b"" else item.headers, new)
+        for item, new in zip(parsed.items, scrubbed, strict=True))))
