@@ -23,7 +23,7 @@ attributes as an event's `extra`, keyed by their names; user reports and session
 Client reports are an SDK's counts of what it dropped, no one's data: kept as sent. Relay's Python
 API takes no other item (attachments, replays, profiles): `SCRUBBED_ITEM_TYPES` are the ones this
 module takes. Every item is capped in bytes at intake, so each call's work is bounded; each call also
-costs a fixed ~0.4 ms (Relay parses and compiles the config every time).
+pays for Relay parsing and compiling the config again (the API keeps none): bench/README.md measures it.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ _GONE = object()  # no value at this place of Relay's output
 
 
 class UnscrubbableItem(ValueError):
-    """Relay refused the item (its error, without the Rust backtrace it carries)."""
+    """Relay refused the item: the envelope is rejected (and its row keeps no body)."""
 
 
 def scrub(event: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
@@ -64,9 +64,8 @@ def scrub(event: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
         return event
     try:
         out = pii_strip_event(config, event, json_dumps=_as_json)
-    except RelayError as exc:
-        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UnscrubbableItem(f"The item could not be scrubbed: {first_line}") from None
+    except RelayError as exc:  # its message may quote the item, and carries a Rust backtrace: its kind only
+        raise UnscrubbableItem(f"The item could not be scrubbed ({type(exc).__name__}).") from None
     kept = _kept(event, out, out.pop("_meta", None) or {})
     return kept if isinstance(kept, dict) else {}
 
