@@ -11,9 +11,13 @@ files in a temp dir.
   Django's test client, with the `local` configuration template (`bugsink-create-conf`), which digests
   each event immediately.
 Then the issue list (first page, newest first) over what Lookout stored, timed 20 times; and over
-100,000 small events in 10,000 issues (newest first, most events first, a search).
+100,000 small events in 10,000 issues (newest first, most events first, a search). Then what PII
+scrubbing (app/ingest/scrubbing.py, on by default) costs the feeder: the same events fed with
+scrubbing off, on, and on with a password in each event (so each row is rewritten), each into a
+database of its own, the three alternating for `--scrub-rounds` rounds; the medians and their ratios.
 
     .venv/bin/python -m bench.inbox_ingest [--events 1000] [--bugsink-events 200] [--list-events 100000]
+                                           [--scrub-rounds 3]
 
 Goal (issue 6): Lookout ≥ 30 × Bugsink. Prints figures; asserts nothing.
 """
@@ -37,6 +41,7 @@ from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.incoming import Incoming
+from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn
@@ -73,8 +78,9 @@ print(json.dumps({"events": len(bodies), "seconds": seconds, "stored": Event.obj
 """
 
 
-def envelopes(count: int, size: int) -> list[bytes]:
-    """`count` error events of about `size` bytes (50 kinds of error, so grouping has work)."""
+def envelopes(count: int, size: int, secret: bool = False) -> list[bytes]:
+    """`count` error events of about `size` bytes (50 kinds of error, so grouping has work); with
+    `secret`, each with a password in its request's data (which scrubbing filters)."""
     pad = "x" * max(0, size - 2000)
     made = []
     for n in range(count):
@@ -82,6 +88,9 @@ def envelopes(count: int, size: int) -> list[bytes]:
                  "extra": {"pad": pad}, "exception": {"values": [{"type": f"Error{n % 50}", "value": f"failed {n}",
                  "stacktrace": {"frames": [{"module": "app.x", "function": "f", "filename": "x.py", "lineno": n % 9,
                                             "in_app": True}]}}]}}
+        if secret:
+            event["request"] = {"method": "POST", "url": "https://shop.example/login",
+                                "data": {"user": f"user{n}", "password": f"hunter{n}"}}
         payload = json.dumps(event).encode()
         header = {"event_id": event["event_id"]}  # no DSN: each side is told its own
         item_header = {"type": "event", "length": len(payload)}
@@ -117,6 +126,42 @@ def lookout(bodies: list[bytes], workdir: Path) -> tuple[float, float, float, In
         store.ingest_envelope(body, dsn=LOCAL_DSN)
     single = (len(bodies) - half) / (time.perf_counter() - start)
     return batched, with_outbox, single, InboxReader(engine)
+
+
+SCRUBBING = {"off": ScrubbingSettings(scrub_data=False), "on": ScrubbingSettings(),
+             "on, a password in each event": ScrubbingSettings()}
+
+
+def scrubbing_rates(bodies: list[bytes], with_secrets: list[bytes], workdir: Path, rounds: int) -> dict[str, float]:
+    """The feeder's median rate (events/s) per variant of SCRUBBING, over the same events, each
+    round into fresh databases, the variants' order turning each round."""
+    rates: dict[str, list[float]] = {label: [] for label in SCRUBBING}
+    labels = list(SCRUBBING)
+    for round_ in range(rounds):
+        for label in labels[round_ % len(labels):] + labels[:round_ % len(labels)]:
+            fed = with_secrets if "password" in label else bodies
+            path = workdir / f"scrubbing-{round_}-{labels.index(label)}.db"
+            rates[label].append(feeder_rate(fed, path, SCRUBBING[label]))
+    return {label: statistics.median(found) for label, found in rates.items()}
+
+
+def feeder_rate(bodies: list[bytes], path: Path, settings: ScrubbingSettings) -> float:
+    """Events/s of the feeder reading `bodies` from the outbox of a fresh database, scrubbing under `settings`."""
+    engine = db.engine(f"sqlite:///{path}")
+    db.migrate(engine)
+    store = InboxStore(engine, scrubbing_of=lambda project_id: settings)
+    store.ensure_project(Dsn.parse(LOCAL_DSN))
+    outbox = OutboxStore(engine)
+    for at in range(0, len(bodies), BATCH):
+        outbox.add_many([new_row(LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + BATCH]])
+    feeder = InboxFeeder(outbox, store)
+    start = time.perf_counter()
+    while feeder.feed_once():
+        pass
+    seconds = time.perf_counter() - start
+    assert feeder.ingested == len(bodies) and feeder.rejected == 0, (feeder.ingested, feeder.rejected)
+    engine.dispose()
+    return len(bodies) / seconds
 
 
 def issue_list_ms(workdir: Path, events: int, issues: int) -> dict[str, float]:
@@ -180,6 +225,8 @@ def main() -> None:
     parser.add_argument("--list-events", type=int, default=100_000,
                         help="events stored for the issue list (default 100000; 0: skip)")
     parser.add_argument("--list-issues", type=int, default=10_000, help="issues they make (default 10000)")
+    parser.add_argument("--scrub-rounds", type=int, default=3,
+                        help="rounds of the scrubbing cost, each variant once a round (default 3; 0: skip)")
     args = parser.parse_args()
     bodies = envelopes(max(args.events, args.bugsink_events), args.size)
     with tempfile.TemporaryDirectory(prefix="lookout-inbox-bench-") as tmp:
@@ -196,6 +243,11 @@ def main() -> None:
         if args.list_events:
             print(f"storing {args.list_events} small events in {args.list_issues} issues for the issue list ...", flush=True)
             listing = issue_list_ms(Path(tmp), args.list_events, args.list_issues)
+        scrubbed = {}
+        if args.scrub_rounds:
+            print(f"feeding {args.events} events with scrubbing off and on, {args.scrub_rounds} rounds ...", flush=True)
+            scrubbed = scrubbing_rates(bodies[: args.events], envelopes(args.events, args.size, secret=True),
+                                       Path(tmp), args.scrub_rounds)
     print(f"\n{'':<10}{'events/s':>10}")
     print(f"{'Lookout':<10}{ours:>10.1f}   (the feeder: outbox rows in batches of {BATCH}, a transaction each)")
     print(f"{'':<10}{with_outbox:>10.1f}   (the same plus writing the envelopes to the outbox first: "
@@ -207,6 +259,11 @@ def main() -> None:
     for label, ms in listing.items():
         print(f"issue list over {args.list_events} events in {args.list_issues} issues, {label}: median {ms:.1f} ms "
               f"(goal ≤ {LIST_GOAL_MS:g} ms: {'met' if ms <= LIST_GOAL_MS else 'NOT met'})")
+    if scrubbed:
+        print(f"\nPII scrubbing, the feeder over the same {args.events} events (median of {args.scrub_rounds} rounds):")
+        for label, rate in scrubbed.items():
+            print(f"  scrubbing {label:<30}{rate:>10.1f} events/s   {rate / scrubbed['off']:.2f}× off")
+        print(f"  (Lookout / Bugsink with scrubbing off: {scrubbed['off'] / theirs:.1f}×; the rows above scrub, the default)")
 
 
 if __name__ == "__main__":

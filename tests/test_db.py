@@ -55,6 +55,8 @@ def test_connections_get_the_chosen_synchronous_level(tmp_path, monkeypatch) -> 
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        # deleted content zeroed, whatever SQLite's build defaults to (tests/ingest/test_store_scrubbed.py)
+        assert connection.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
 
 
 def test_a_sqlite_engine_does_not_ping_and_reflex_shares_it(tmp_path) -> None:

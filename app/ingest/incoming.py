@@ -39,14 +39,16 @@ class Incoming:
 
 @dataclass
 class Readable:
-    """An envelope parsed and matched to its project, with its items: (type, payload, where the
-    event is kept: its item's index in the outbox row `row_id` when kept as sent there, or its
-    text; None if not), and what the project's inbound filters dropped (app/ingest/inbound_filters.py)."""
+    """An envelope parsed, matched to its project and scrubbed, with its items: (type, payload, where
+    the event is kept: its item's index in the outbox row `row_id` when kept as sent there, or its
+    text; None if not); what the project's inbound filters dropped (app/ingest/inbound_filters.py);
+    `body`: the envelope the row is to keep from now on, scrubbed (None: the row's as it is)."""
     project_id: int
     received_at: float
     row_id: int | None
     items: list[tuple[str, dict[str, Any], int | str | None]]
     filtered: dict[str, int] = field(default_factory=dict)  # items an inbound filter dropped, by filter
+    body: bytes | None = None
 
 
 @dataclass

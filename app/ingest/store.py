@@ -1,17 +1,24 @@
 """The embedded inbox's writer: projects, and envelopes read into issues, events, traces and logs.
 
 `ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes exactly as the tunnel stored
-them (body and content encoding), finds the project from the DSN in the header, and keeps each
+them (body and content encoding), finds the project from the DSN in the header, scrubs each item
+under the project's settings (app/ingest/scrubbing.py) before anything else reads it, and keeps each
 error or message event (symbolicated, app/sourcemaps/symbolicate.py, given the browser, os and
 device its User-Agent names, user_agent.py, then grouped into an issue: app/ingest/event_writer.py),
 each transaction with its spans (trace_writer.py), each log line and each piece of feedback, and
 counts session updates and client reports (log_writer.py); events and transactions once per
 `event_id`. Before any of that, the project's inbound filters (inbound_filters.py) drop the events
 and transactions they match: each is counted per filter (`inbox_count`, kind "filtered", in the
-same transaction) and nothing else of it is written. An event that came through the outbox is kept
-where it is, in its envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless
-symbolication or its User-Agent changed it: then it is kept as its new text. So are the item types the inbox does not read
-(attachments, replays, ...): in their row.
+same transaction) and nothing else of it is written. The others are scrubbed of PII (scrubbing.py,
+with the project's settings). An event that came through the outbox is kept where it is, in its
+envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its
+User-Agent changed it: then it is kept as its new text. So are the item types the inbox does not
+read (attachments, replays, ...): in their row, unless the project scrubs.
+
+Nothing unscrubbed stays in the row either: when scrubbing changed an item, the row is rewritten in
+the transaction that stores its contents, with the scrubbed items; an item that cannot be scrubbed
+(not JSON the inbox reads), and an item an inbound filter dropped, keeps its type and nothing else;
+a row the inbox rejects keeps its reason and no body.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select, update
 
 from app.inbox import eviction, states
 from app.inbox.project_settings import FILTERED, ProjectSettingsStore
@@ -43,27 +50,38 @@ from app.ingest.incoming import (
     its_own_fault,
 )
 from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
+from app.ingest.scrubbing import scrub_item
+from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
+from app.monitoring.outbox import TABLE as OUTBOX
 from app.protocol import encodings, envelope, payloads
-from app.settings import Dsn
+from app.settings import Dsn, SettingsError
 from app.sourcemaps.symbolicate import Symbolicator
 
 logger = logging.getLogger(__name__)
 FIND_PROJECT = select(PROJECTS.c.id).where(
     PROJECTS.c.id == sqlalchemy.bindparam("id"), PROJECTS.c.public_key == sqlalchemy.bindparam("public_key"))
+# An outbox row's envelope, scrubbed (uncompressed); a rejected row's, dropped.
+KEEP_BODY = update(OUTBOX).where(OUTBOX.c.id == bindparam("row_id")).values(
+    body=bindparam("new_body"), size=bindparam("new_size"), content_encoding="")
 
 Then = Callable[[sqlalchemy.Connection, Sequence[Incoming], list["Ingested | Exception"]], None]
 
 
 class InboxStore:
-    def __init__(self, engine: sqlalchemy.Engine, symbolicator: Symbolicator | None = None) -> None:
+    def __init__(self, engine: sqlalchemy.Engine, symbolicator: Symbolicator | None = None,
+                 scrubbing_of: Callable[[int], ScrubbingSettings] | None = None) -> None:
         """`symbolicator`: maps browser stack frames to their original source before grouping
-        (None: events are grouped as sent)."""
+        (None: events are grouped as sent). `scrubbing_of(project_id)`: that project's scrubbing
+        settings (asked for any id: an unknown project's envelope is rejected, and its row keeps
+        its body only when the answer turns scrubbing off); by default the project's own, from its
+        settings page (app/inbox/project_settings.py), which scrub unless turned off."""
         self.engine = engine
         self.symbolicator = symbolicator
-        self.settings = ProjectSettingsStore(engine)  # each project's inbound filters (cached briefly)
+        self.settings = ProjectSettingsStore(engine)  # each project's filters and scrubbing (cached briefly)
+        self.scrubbing_of = scrubbing_of or self.settings.scrubbing_of
         self._projects: dict[tuple[int, str], int] = {}
 
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
@@ -127,6 +145,7 @@ class InboxStore:
                 tags = TagCounts()  # the batch's, written once (app/ingest/tag_index.py)
                 results = [self._write(connection, r, tags) if isinstance(r, Readable) else r for r in read]
                 tags.write(connection)
+                self._drop_rejected(connection, batch, results)
                 if then is not None:
                     then(connection, batch, results)
                 return results
@@ -135,29 +154,37 @@ class InboxStore:
                 raise
             if len(batch) > 1:
                 return [one for incoming in batch for one in self.ingest_batch([incoming], then)]
-            if then is not None:
-                with self.engine.begin() as connection:
+            with self.engine.begin() as connection:
+                self._drop_rejected(connection, batch, [exc])
+                if then is not None:
                     then(connection, batch, [exc])
             return [exc]
 
     def _read(self, incoming: Incoming) -> Readable:
-        """Parse the envelope, find its project and symbolicate its events: everything but the
-        database writes (so none of it holds the write transaction open)."""
+        """Parse the envelope, find its project, scrub its items and symbolicate its events:
+        everything but the database writes (so none of it holds the write transaction open)."""
         parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
                                 MAX_ENVELOPE_BYTES)
         project_id = self.project_for(incoming.dsn or parsed.dsn)
+        settings = self.scrubbing_of(project_id)
         received_at = time.time() if incoming.received_at is None else incoming.received_at
         items: list[tuple[str, dict[str, Any], int | str | None]] = []
         filtered: dict[str, int] = {}
+        scrubbed: list[bytes | None] = []  # per item: its payload as the row is to keep it (None: as sent; b"": none)
         for index, item in enumerate(parsed.items):
             if item.type not in READ_ITEM_TYPES:
                 items.append((item.type, {}, None))
+                scrubbed.append(b"" if settings.scrub_data else None)  # nothing the inbox can scrub
                 continue
-            payload = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
-            dropped = item.type in FILTERED_TYPES and dropped_by(item.type, payload, self.settings.filters_of(project_id))
-            if dropped:  # an inbound filter's: counted, never stored
+            sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
+            # The filters read the item as sent (a client IP filter needs the IP that scrubbing may remove).
+            dropped = item.type in FILTERED_TYPES and dropped_by(item.type, sent, self.settings.filters_of(project_id))
+            if dropped:  # an inbound filter's: counted, never stored (its row keeps its type, nothing else)
                 filtered[dropped] = filtered.get(dropped, 0) + 1
+                scrubbed.append(b"")
                 continue
+            payload = scrub_item(item.type, sent, settings)
+            scrubbed.append(None if payload is sent else json.dumps(payload).encode())
             kept_as: int | str | None = None
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload
@@ -168,11 +195,12 @@ class InboxStore:
                 if symbolicated or described:
                     kept_as = json.dumps(payload)  # the mapped frames and the parsed contexts are what the console shows
                 elif sent_with_id:
-                    # Kept as sent, where it already is when it came through the outbox (a second copy
-                    # of a 50 KB event cost more than the rest of its ingest); else as its text.
-                    kept_as = index if incoming.row_id is not None else item.payload.decode("utf-8", "replace")
+                    # Kept as sent (and scrubbed), where it already is when it came through the outbox (a
+                    # second copy of a 50 KB event cost more than the rest of its ingest); else as its text.
+                    kept_as = index if incoming.row_id is not None else (scrubbed[-1] or item.payload).decode("utf-8", "replace")
             items.append((item.type, payload, kept_as))
-        return Readable(project_id, received_at, incoming.row_id, items, filtered)
+        body = _rewritten(parsed, scrubbed) if any(new is not None for new in scrubbed) else None
+        return Readable(project_id, received_at, incoming.row_id, items, filtered, body)
 
     def _write(self, connection: sqlalchemy.Connection, readable: Readable, tags: TagCounts) -> Ingested:
         result = Ingested()
@@ -180,6 +208,9 @@ class InboxStore:
         for name, count in readable.filtered.items():
             add_count(connection, project_id, FILTERED, name, count)
             result.filtered += count
+        if readable.body is not None and readable.row_id is not None:
+            connection.execute(KEEP_BODY, {"row_id": readable.row_id, "new_body": readable.body,
+                                           "new_size": len(readable.body)})
         for item_type, payload, kept_as in readable.items:
             if item_type in EVENT_ITEM_TYPES:
                 where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)
@@ -203,6 +234,22 @@ class InboxStore:
                 result.other_items[item_type] = result.other_items.get(item_type, 0) + 1
         return result
 
+    def _drop_rejected(self, connection: sqlalchemy.Connection, batch: Sequence[Incoming],
+                       results: Sequence[Ingested | Exception]) -> None:
+        """Rejected rows keep their reason, not their bodies: nothing in them was scrubbed (unless
+        their project does not scrub)."""
+        for incoming, result in zip(batch, results, strict=True):
+            if isinstance(result, Exception) and incoming.row_id is not None and self._scrubs(incoming.dsn):
+                connection.execute(KEEP_BODY, {"row_id": incoming.row_id, "new_body": b"", "new_size": 0})
+
+    def _scrubs(self, dsn: str | None) -> bool:
+        """Whether the project `dsn` names scrubs (an unreadable DSN: the default's answer)."""
+        try:
+            project_id = int(Dsn.parse(dsn or "").project_id)
+        except (SettingsError, ValueError):
+            return ScrubbingSettings().scrub_data
+        return self.scrubbing_of(project_id).scrub_data
+
     def delete_issue(self, issue_id: int, actor: str) -> int:
         """Delete the issue with its stored events (and the envelopes no other kept event is stored
         in), their feedback and its history, as retention deletes issues (app/inbox/eviction.py); how
@@ -221,3 +268,11 @@ class InboxStore:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
         with self.engine.begin() as connection:
             return states.change(connection, issue_id, to_status, actor, in_next_release)
+
+
+def _rewritten(parsed: envelope.Envelope, scrubbed: list[bytes | None]) -> bytes:
+    """The envelope with each item's payload replaced where one is given (b"": the item keeps its
+    type alone)."""
+    return envelope.serialize(envelope.Envelope(parsed.headers, tuple(
+        item if new is None else envelope.Item(item.type, {} if new == b"" else item.headers, new)
+        for item, new in zip(parsed.items, scrubbed, strict=True))))

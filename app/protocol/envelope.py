@@ -3,7 +3,8 @@
 An envelope is a JSON header line followed by items; each item is a JSON header line and a payload.
 A payload with a `length` header is exactly that many bytes, newlines and binary included; one
 without runs to the end of its line. Only header lines are decoded: payloads are kept byte for byte
-as received, because they are forwarded or stored, never re-serialised.
+as received, because they are forwarded or stored, never re-serialised. `serialize` writes one
+anew (the inbox keeps an envelope's items scrubbed: app/ingest/store.py).
 
 Where Sentry's own parser (Relay, `relay-server/src/envelope/`) is stricter than needed, this one
 is lenient in the ways real clients need, and says so:
@@ -122,6 +123,15 @@ def parse(body: bytes, max_item_bytes: int, max_items: int = MAX_ITEMS) -> Envel
         items.append(item)
         position = _skip_blank(body, position)
     return Envelope(headers, tuple(items))
+
+
+def serialize(parsed: Envelope) -> bytes:
+    """The envelope's bytes: its header line, then each item's header (with its payload's `length`)
+    and payload."""
+    lines = [json.dumps(parsed.headers).encode()]
+    for item in parsed.items:
+        lines += [json.dumps({**item.headers, "type": item.type, "length": len(item.payload)}).encode(), item.payload]
+    return b"\n".join(lines)
 
 
 def header_line_ended(start: bytes) -> bool:
