@@ -5,7 +5,7 @@
                                                                      (docs/search.md; total counts up to 10,000, capped: more
                                                                      match; a query that does not parse: 400, saying why)
     GET /api/inbox/issues/{id}                                     → the issue, or 404
-    GET /api/inbox/events/{event_id}                               → {"event": <as sent>, "issue_id": ...}, or 404
+    GET /api/inbox/events/{event_id}                               → {"event": <as sent, scrubbed>, "issue_id": ...}, or 404
 
     GET {LOOKOUT_TUNNEL_PATH}/stats                                → the tunnel's counters and outbox depth
 

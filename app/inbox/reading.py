@@ -140,7 +140,7 @@ def _stored_transaction(payload: str) -> dict[str, Any] | None:
 
 def kept_events(connection: sqlalchemy.Connection,
                 rows: Sequence[Sequence[Any]]) -> list[dict[str, Any] | None]:
-    """The events of `rows` of KEPT, as sent: from their own payload or their envelope's outbox row
+    """The events of `rows` of KEPT, as sent (and scrubbed): from their own payload or their envelope's outbox row
     (None for one whose row is gone, which retention does not do while an event refers to it)."""
     wanted = sorted({row[1] for row in rows if not row[0] and row[1] is not None})
     envelopes: dict[int, envelope.Envelope] = {}
