@@ -45,6 +45,7 @@ from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn
+from bench.harness.feeding import fed_per_second
 from bench.harness.processes import ROOT
 
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned
@@ -146,22 +147,14 @@ def scrubbing_rates(bodies: list[bytes], with_secrets: list[bytes], workdir: Pat
 
 
 def feeder_rate(bodies: list[bytes], path: Path, settings: ScrubbingSettings) -> float:
-    """Events/s of the feeder reading `bodies` from the outbox of a fresh database, scrubbing under `settings`."""
+    """Events/s of the feeder reading `bodies` into a fresh database at `path`, scrubbing under `settings`."""
     engine = db.engine(f"sqlite:///{path}")
     db.migrate(engine)
     store = InboxStore(engine, scrubbing_of=lambda project_id: settings)
     store.ensure_project(Dsn.parse(LOCAL_DSN))
-    outbox = OutboxStore(engine)
-    for at in range(0, len(bodies), BATCH):
-        outbox.add_many([new_row(LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + BATCH]])
-    feeder = InboxFeeder(outbox, store)
-    start = time.perf_counter()
-    while feeder.feed_once():
-        pass
-    seconds = time.perf_counter() - start
-    assert feeder.ingested == len(bodies) and feeder.rejected == 0, (feeder.ingested, feeder.rejected)
+    rate = fed_per_second(store, bodies, LOCAL_DSN)
     engine.dispose()
-    return len(bodies) / seconds
+    return rate
 
 
 def issue_list_ms(workdir: Path, events: int, issues: int) -> dict[str, float]:

@@ -40,14 +40,13 @@ import sqlalchemy
 from app import db
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
-from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.map_cache import MapCache, ParsedMap, parse
 from app.sourcemaps.symbolicate import Symbolicator
 from bench.browser_stacks import Chunk, Stacks, chunks_of, find_build, mapped
+from bench.harness.feeding import fed_per_second, unscrubbed
 from bench.harness.stats import percentile
 
 WARM_GOAL_MS = 0.5
@@ -121,17 +120,9 @@ def feed(workdir: Path, bundle_dir: Path, bodies: list[bytes], symbolicate: bool
     engine = db.engine(f"sqlite:///{workdir / f'feed-{uuid.uuid4().hex[:8]}.db'}")
     db.migrate(engine)
     import_bundle(engine, bundle_dir)
-    store = InboxStore(engine, Symbolicator(MapLibrary(engine)) if symbolicate else None)
+    store = InboxStore(engine, Symbolicator(MapLibrary(engine)) if symbolicate else None, scrubbing_of=unscrubbed)
     store.ensure_project(Dsn.parse(LOCAL_DSN))
-    outbox = OutboxStore(engine)
-    for at in range(0, len(bodies), BATCH):
-        outbox.add_many([new_row(LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + BATCH]])
-    feeder = InboxFeeder(outbox, store)
-    start = time.perf_counter()
-    while feeder.feed_once():
-        pass
-    rate = feeder.ingested / (time.perf_counter() - start)
-    assert feeder.ingested == len(bodies) and feeder.rejected == 0, (feeder.ingested, feeder.rejected)
+    rate = fed_per_second(store, bodies, LOCAL_DSN)
     reader = InboxReader(engine)
     issues = IssueSearch(engine).search("is:unresolved", limit=1).total
     stored = reader.event(json.loads(bodies[1].split(b"\n")[0])["event_id"])  # its own stack, at the default share

@@ -4,7 +4,7 @@ The envelopes (`envelopes(n)`): half made by the real sentry-sdk (Python errors 
 the runtime context, the modules list, breadcrumbs, a request, a user and tags, as a web app's
 events are), half `@sentry/react` errors (bench/envelope.py's event, its error, browser, os, user,
 release and url varied). Each round feeds them into two fresh databases through the feeder
-(outbox rows written first, untimed; then `InboxFeeder.feed_once` until done, timed), once as is
+(outbox rows written first, untimed; then `InboxFeeder.feed_once` until done, timed; scrubbing off), once as is
 and once with `app.ingest.event_writer.derived_tags` patched to find no tag, alternating which goes
 first; a variant's rate is the median of its rounds.
 """
@@ -29,11 +29,11 @@ from sentry_sdk.integrations.modules import ModulesIntegration
 from sentry_sdk.integrations.stdlib import StdlibIntegration
 
 from app import db
-from app.ingest.feeder import BATCH, InboxFeeder
+from app.ingest.feeder import BATCH
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.settings import Dsn
 from bench import envelope
+from bench.harness.feeding import fed_per_second, unscrubbed
 
 LOCAL_DSN = "http://bench@localhost/1"
 BROWSERS = [("Chrome", "124.0.0"), ("Safari", "17.4"), ("Firefox", "125.0"), ("Edge", "124.0.0"), ("Chrome", "123.0.0")]
@@ -120,21 +120,14 @@ def feed(url: str, bodies: list[bytes], index_tags: bool) -> float:
     """Events/s of the feeder reading `bodies` into the fresh database at `url`."""
     engine = db.engine(url)
     db.migrate(engine)
-    inbox, outbox = InboxStore(engine), OutboxStore(engine)
+    inbox = InboxStore(engine, scrubbing_of=unscrubbed)
     inbox.ensure_project(Dsn.parse(LOCAL_DSN))
-    for at in range(0, len(bodies), BATCH):
-        outbox.add_many([new_row(LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + BATCH]])
-    feeder = InboxFeeder(outbox, inbox)
     with contextlib.ExitStack() as patches:
         if not index_tags:
             patches.enter_context(mock.patch("app.ingest.event_writer.derived_tags", new=lambda _event: []))
-        started = time.perf_counter()
-        while feeder.feed_once():
-            pass
-        seconds = time.perf_counter() - started
-    assert feeder.ingested == len(bodies) and feeder.rejected == 0, (feeder.ingested, feeder.rejected)
+        rate = fed_per_second(inbox, bodies, LOCAL_DSN)
     engine.dispose()
-    return len(bodies) / seconds
+    return rate
 
 
 def rates(make_url: Callable[[str], str], bodies: list[bytes], rounds: int) -> tuple[list[float], list[float]]:
