@@ -166,7 +166,7 @@ class InboxStore:
         parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
                                 MAX_ENVELOPE_BYTES)
         project_id = self.project_for(incoming.dsn or parsed.dsn)
-        settings = self.scrubbing_of(project_id)
+        settings, filters = self.scrubbing_of(project_id), self.settings.filters_of(project_id)
         received_at = time.time() if incoming.received_at is None else incoming.received_at
         items: list[tuple[str, dict[str, Any], int | str | None]] = []
         filtered: dict[str, int] = {}
@@ -178,7 +178,7 @@ class InboxStore:
                 continue
             sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
             # The filters read the item as sent (a client IP filter needs the IP that scrubbing may remove).
-            dropped = item.type in FILTERED_TYPES and dropped_by(item.type, sent, self.settings.filters_of(project_id))
+            dropped = item.type in FILTERED_TYPES and dropped_by(item.type, sent, filters)
             if dropped:  # an inbound filter's: counted, never stored (its row keeps its type, nothing else)
                 filtered[dropped] = filtered.get(dropped, 0) + 1
                 scrubbed.append(b"")
