@@ -22,9 +22,15 @@ export REFLEX_TELEMETRY_ENABLED := false
 
 setup: $(VENV)/.installed .tools/.installed
 
+# uv installs the requirements: the same packages as pip (compared: `pip freeze`), in ~6 s instead of
+# ~35 s of one core, the longest step before any test runs. Pinned here; if uv cannot be had or cannot
+# reach the index it is configured with (uv reads its own settings, not pip's), pip does the install.
+UV := uv==0.13.9
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	($(PY) -m pip install --quiet --disable-pip-version-check $(UV) \
+	  && $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -r requirements-dev.txt) \
+	  || $(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
 # The npm tools, listed with versions; rewritten only when the list changes (a newer Reflex pins

@@ -23,6 +23,16 @@ the tab leaves for a page without a live view (`LEAVE`) before it closes, as a b
 navigating away would: a watcher the tab started stops at its next turn instead of re-reading its
 page every 2 s for an hour after the tab is gone (it does not notice a closed tab), which slowed
 every later test. Each line of the transcript carries `t`, the client's monotonic clock in seconds.
+
+An event's route is the page's own, as a browser sends it; with `--probe-each-event` its query
+also carries `_probe=<seq>`, which the server echoes in the update the event causes, so that a leak
+names the handler after whose event it came (tests/e2e/hostile_transcript.py). The tests use it to
+explain a leak they found (it costs the server: Reflex rebuilds its router vars on every event).
+
+With `--until-seen TEXT` (a client this machine trusts, looking for what it was told is there), the
+events go in rounds of ROUND, each closed by a sentinel, and every connection stops at the end of
+its round once what the server sent (on any connection) holds every TEXT given: the client has
+shown that it finds them, and the server is not kept busy for nothing.
 """
 
 from __future__ import annotations
@@ -55,10 +65,13 @@ LEAVE = "/no-such-page"  # where a tab goes before it closes: no page state watc
 LEAVE_TIMEOUT_S = 60.0
 
 
-def router_data(path: str, probe: int | str) -> dict[str, Any]:
-    """The route of an event, as the page sends it, with `_probe=<probe>` in its query."""
+ROUND = 100  # foreground events between two sentinels, with --until-seen
+
+
+def router_data(path: str, probe: int | str | None) -> dict[str, Any]:
+    """The route of an event, as the page sends it; with a probe, `_probe=<probe>` in its query."""
     parts = urlsplit(path)
-    query = {**dict(parse_qsl(parts.query)), PROBE: str(probe)}
+    query = {**dict(parse_qsl(parts.query)), **({PROBE: str(probe)} if probe is not None else {})}
     search = "&".join(f"{k}={v}" for k, v in query.items())
     return {"pathname": parts.path, "asPath": f"{parts.path}?{search}", "query": query}
 
@@ -67,10 +80,20 @@ class Client:
     """Runs every connection and writes the transcript."""
 
     def __init__(self, url: str, plan: Plan, paths: list[str], headers: dict[str, str], out: Path,
-                 phases: Sequence[str] = PHASES) -> None:
+                 phases: Sequence[str] = PHASES, probe_each_event: bool = False,
+                 until_seen: Sequence[str] = ()) -> None:
         self.url, self.plan, self.paths, self.headers, self.phases = url, plan, paths, headers, phases
         self.out = out.open("w")
         self.seq = itertools.count(1)
+        self.probe_each_event = probe_each_event
+        self.unseen, self.all_seen = set(until_seen), asyncio.Event()  # all_seen: only with until_seen
+
+    def look_for(self, text: str) -> None:
+        """Cross off the --until-seen texts that `text`, something the server sent, holds."""
+        if self.unseen:
+            self.unseen = {wanted for wanted in self.unseen if wanted not in text}
+            if not self.unseen:
+                self.all_seen.set()
 
     def write(self, **line: Any) -> str:
         """Write one line (with the time); the line, for a caller to look into."""
@@ -95,6 +118,8 @@ class Client:
             # After `done`, what the server sends is still written down (a leak there is a leak),
             # marked `left`: it is not what a client on the page saw (Transcript.seen leaves it out).
             text = self.write(kind="received", connection=label, event=event, data=data, **({"left": True} if left else {}))
+            if not left:
+                self.look_for(text)
             if sentinel and sentinel in text:  # a uuid's hex: written the same, escaped or not
                 finished.set()
 
@@ -109,25 +134,41 @@ class Client:
         except Exception as exc:  # noqa: BLE001 (any refusal is an outcome to record)
             self.write(kind="refused", connection=label, error=f"{type(exc).__name__}: {exc}")
             return
+        async def answered() -> bool:
+            """Send a sentinel and wait until its snapshot comes back (every earlier event of this
+            tab was processed then); False if the connection closed first."""
+            nonlocal sentinel
+            sentinel = f"done-{uuid.uuid4().hex}"
+            finished.clear()
+            await sio.emit("event", {"name": HYDRATE, "payload": {}, "router_data": router_data(path, sentinel)},
+                           namespace=NAMESPACE)
+            try:
+                await asyncio.wait_for(finished.wait(), SENTINEL_TIMEOUT_S)
+            except TimeoutError:
+                closed.set()
+            return not closed.is_set()
+
+        looking = bool(self.unseen)
         try:
             for background in (False, True):
-                for name, payload in self.plan.events(phase, path, background):
+                for n, (name, payload) in enumerate(self.plan.events(phase, path, background), 1):
                     seq = next(self.seq)
                     self.write(kind="sent", seq=seq, connection=label, name=name, payload=payload, path=path)
-                    await sio.emit("event", {"name": name, "payload": payload, "router_data": router_data(path, seq)},
+                    probe = seq if self.probe_each_event else None
+                    await sio.emit("event", {"name": name, "payload": payload, "router_data": router_data(path, probe)},
                                    namespace=NAMESPACE)
-                sentinel = f"done-{uuid.uuid4().hex}"
-                finished.clear()
-                await sio.emit("event", {"name": HYDRATE, "payload": {}, "router_data": router_data(path, sentinel)},
-                               namespace=NAMESPACE)
-                try:
-                    await asyncio.wait_for(finished.wait(), SENTINEL_TIMEOUT_S)
-                except TimeoutError:
-                    closed.set()
-                if closed.is_set():
+                    if looking and n % ROUND == 0:
+                        if not await answered():
+                            self.write(kind="incomplete", connection=label)
+                            return
+                        if self.all_seen.is_set():
+                            break
+                if not (looking and self.all_seen.is_set()) and not await answered():
                     self.write(kind="incomplete", connection=label)
                     return
-            await asyncio.sleep(WATCH_WAIT_S)
+                if looking and self.all_seen.is_set():
+                    break
+            await asyncio.sleep(0 if looking and self.all_seen.is_set() else WATCH_WAIT_S)
             self.write(kind="incomplete" if closed.is_set() else "done", connection=label)
             if not closed.is_set():
                 left, sentinel = True, f"left-{uuid.uuid4().hex}"
@@ -151,6 +192,10 @@ def main() -> None:
     parser.add_argument("--origin", help="the Origin header to send")
     parser.add_argument("--host", help="the Host header to send")
     parser.add_argument("--phase", dest="phases", action="append", choices=PHASES, help="only this phase")
+    parser.add_argument("--probe-each-event", action="store_true",
+                        help="put _probe=<seq> in each event's route, to name the handler after which a leak came")
+    parser.add_argument("--until-seen", action="append", default=[],
+                        help="stop once what the server sent holds this text (and every other one given)")
     parser.add_argument("--out", type=Path, required=True)
     options = parser.parse_args()
     headers = {name: value for name, value in (("Origin", options.origin), ("Host", options.host)) if value}
@@ -159,7 +204,8 @@ def main() -> None:
                             list(dict.fromkeys(words)), state_vars())
     paths = page_paths()
     paths += [f"{path}?{query}" for path in paths for query in options.queries]
-    client = Client(options.url, Plan(vocabulary), paths, headers, options.out, options.phases or PHASES)
+    client = Client(options.url, Plan(vocabulary), paths, headers, options.out, options.phases or PHASES,
+                    options.probe_each_event, options.until_seen)
     asyncio.run(client.run())
 
 

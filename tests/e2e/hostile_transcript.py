@@ -4,8 +4,10 @@ object a line, `sent` (seq, connection, name, payload, path), `received` (connec
 whether its sentinel came back); each with `t`, the client's clock in seconds. What the server sent
 after `done`, when the tab left its page before closing, is `received` with `left`.
 
-Every event's `asPath` carries `_probe=<seq>`, which the server echoes in the root state's router
-vars of the update the event causes: a leak names the handler after whose event it came.
+With `--probe-each-event`, every event's `asPath` carries `_probe=<seq>`, which the server echoes
+in the root state's router vars of the update the event causes: a leak names the handler after
+whose event it came. Without it, a leak is only "after an event" (the tests then run the client
+again with it, to name the handler).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class Transcript:
         processed)."""
         seqs = [int(s) for s in PROBE_SEQ.findall(text) if int(s) in self.sent]
         if not seqs:
-            return "a background task", "-"
+            return "an event or a background task", "-"
         sent = self.sent[max(seqs)]
         state, _, handler = sent["name"].rpartition(".")
         return f"{_short(state)}.{handler}", json.dumps(sent["payload"], ensure_ascii=False)[:60]

@@ -10,6 +10,7 @@ or, for DNS rebinding, a foreign `Host` too, from loopback.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sqlite3
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,6 +170,8 @@ def transcript_path(request: pytest.FixtureRequest) -> Path:
 
 def run_client(prefix: list[str], url: str, planted: Planted, out: Path, app_server: AppServer,
                headers: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> Transcript:
+    """The client's transcript. Run with `--probe-each-event` in `options` to name the handler after
+    whose event a leak came (it costs the server a tenth more: `got_nothing` does it on a leak)."""
     command = [*prefix, sys.executable, "-m", "tests.e2e.hostile_client", url, "--probe", planted.base,
                "--int", str(planted.issue_id), "--word", f"/issue?id={planted.issue_id}", "--word", "all",
                "--query", f"id={planted.issue_id}", "--query", f"id={planted.trace_id}",
@@ -182,9 +185,16 @@ def run_client(prefix: list[str], url: str, planted: Planted, out: Path, app_ser
 
 
 def got_nothing(transcript: Transcript, transcript_path: Path, planted: Planted, before: dict[str, object],
-                app_server: AppServer, who: str) -> None:
-    """No marker in anything the server sent, nothing changed; then the transcript goes."""
+                app_server: AppServer, who: str, again: Callable[[Path], Transcript]) -> None:
+    """No marker in anything the server sent, nothing changed; then the transcript goes. On a leak,
+    `again` runs the same client with `--probe-each-event` (into another transcript), whose leaks
+    name the handlers after whose events they came."""
     leaks, changed = transcript.leaks(planted.markers), changes(before, inbox_state(app_server))
+    if leaks:  # the same again, each event probed: which handler each leak came after
+        probed = transcript_path.with_name(transcript_path.stem + "-probed.jsonl")
+        named = again(probed).leaks(planted.markers)
+        leaks = named or [*leaks, f"(not found again with each event probed: {probed})"]
+        transcript_path = probed if named else transcript_path
     assert not leaks and not changed, (
         f"{len(leaks)} leaks to {who}, and {len(changed)} changes (transcript: {transcript_path}):\n"
         + "\n".join([*leaks, *changed])
@@ -197,7 +207,10 @@ def test_the_client_finds_every_marker_where_access_is_granted(
 ) -> None:
     """This machine may read the console: the same client, with the pages loaded, sees every marker,
     so where the others see none, it is not for want of looking."""
-    transcript = run_client([], app_server.url, planted, transcript_path, app_server, options=("--phase", "loaded"))
+    # It stops once it has seen every marker (each connection at the end of its round of events).
+    until_seen = tuple(itertools.chain.from_iterable(("--until-seen", m) for m in planted.markers.values()))
+    transcript = run_client([], app_server.url, planted, transcript_path, app_server,
+                            options=("--phase", "loaded", *until_seen))
     missed = set(planted.markers) - transcript.seen(planted.markers)
     assert not missed, f"a client this machine trusts never saw {sorted(missed)} (transcript: {transcript_path})"
     transcript_path.unlink()
@@ -207,12 +220,17 @@ def test_another_machine_that_has_not_signed_in_gets_nothing(
     app_server: AppServer, elsewhere: Namespace, planted: Planted, transcript_path: Path
 ) -> None:
     before = inbox_state(app_server)
-    transcript = run_client(elsewhere.command(), app_server.url_at(elsewhere.host_address), planted,
-                            transcript_path, app_server)
+
+    def client(out: Path, *options: str) -> Transcript:
+        return run_client(elsewhere.command(), app_server.url_at(elsewhere.host_address), planted, out, app_server,
+                          options=options)
+
+    transcript = client(transcript_path)
     assert not transcript.of_kind("refused"), transcript.of_kind("refused")[:3]
     assert not transcript.of_kind("incomplete"), transcript.of_kind("incomplete")[:3]
     assert transcript.snapshots() > 0, "the server sent no state snapshot: the client did not really talk to it"
-    got_nothing(transcript, transcript_path, planted, before, app_server, "another machine")
+    got_nothing(transcript, transcript_path, planted, before, app_server, "another machine",
+                again=lambda out: client(out, "--probe-each-event"))
 
 
 @pytest.mark.parametrize("headers", [
@@ -228,7 +246,8 @@ def test_a_foreign_site_in_a_browser_on_this_machine_gets_nothing(
     refused = transcript.of_kind("refused")
     connected = len(transcript.of_kind("done")) + len(transcript.of_kind("incomplete"))
     assert refused or connected, "the client neither connected nor was refused"
-    got_nothing(transcript, transcript_path, planted, before, app_server, f"a foreign site {sent}")
+    got_nothing(transcript, transcript_path, planted, before, app_server, f"a foreign site {sent}",
+                again=lambda out: run_client([], app_server.url, planted, out, app_server, sent, ("--probe-each-event",)))
 
 
 @pytest.mark.parametrize("headers", [

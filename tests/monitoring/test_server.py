@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -125,3 +126,14 @@ def test_browser_errors_that_reflex_forwards_are_not_reported_a_second_time(capt
     frontend_exception_handler(Exception("Lookout test: reported by the browser SDK already"))
     sentry_sdk.flush()
     assert capturing.items("event") == [] and capturing.items("log") == []
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_sentry_sdks_own_debug_lines_are_made_only_with_debug_on(debug: bool) -> None:
+    # sentry-sdk's filter would drop them anyway without `debug`; they are not even made then.
+    settings = dataclasses.replace(Settings.from_env(LOCAL_ENV), debug=debug)
+    server.configure_logging(settings)
+    sdk_logger = logging.getLogger("sentry_sdk.errors")
+    assert sdk_logger.isEnabledFor(logging.DEBUG) is debug
+    assert sdk_logger.isEnabledFor(logging.ERROR)
+

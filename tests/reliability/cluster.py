@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,19 +89,24 @@ class Tunnels:
 class Outcome:
     """What the clients saw: bodies answered 200, other answers by status, and transport errors."""
     acknowledged: list[bytes] = field(default_factory=list)
+    sent: list[bytes] = field(default_factory=list)  # each body posted, once (not again after a 503)
     refused: collections.Counter[int] = field(default_factory=collections.Counter)
     retry_after_missing: int = 0  # 503s without a Retry-After
     transport_errors: int = 0
 
 
 async def post_all(url: str, bodies: list[bytes], clients: int, retry_503: bool = False,
-                   timeout: float = 30.0, outcome: Outcome | None = None) -> Outcome:
+                   timeout: float = 30.0, outcome: Outcome | None = None,
+                   until: Callable[[], bool] | None = None) -> Outcome:
     """POST every body from `clients` concurrent connections. With `retry_503`, a body answered 503
     is posted again after its Retry-After (capped at 1 s here), as an SDK would later; a transport
-    error counts and the body is given up (the client never heard back: the SDK keeps it)."""
+    error counts and the body is given up (the client never heard back: the SDK keeps it). With
+    `until`, no new body is taken once it is true (a body answered 503 is still posted again): a
+    test that acts mid-load keeps the load on as long as its fault needs, and no longer."""
     # (`outcome`, when given, is filled as answers come, for a test that acts mid-load.)
     outcome = outcome if outcome is not None else Outcome()  # given: the caller can watch it fill
     pending = collections.deque(bodies)
+    retried: set[bytes] = set()  # bodies answered 503 and put back: posted again even after `until`
     # httpx's API over aiohttp's connections, as the forwarder (app/monitoring/forwarder.py): httpx's own
     # pool cost this client ~2.4 ms of CPU per post, and 22 s for the thousand-connection test's
     # thousand (aiohttp's 0.5 ms, and 0.9 s), on a machine whose CPU is what the run waits for.
@@ -109,6 +115,10 @@ async def post_all(url: str, bodies: list[bytes], clients: int, retry_503: bool 
         async def worker() -> None:
             while pending:
                 body = pending.popleft()
+                if body not in retried:
+                    if until is not None and until():
+                        continue  # the load is over: not posted (what was answered 503 still goes again)
+                    outcome.sent.append(body)
                 try:
                     answer = await client.post(f"{url}/monitoring", content=body)
                 except httpx.TransportError:
@@ -123,6 +133,7 @@ async def post_all(url: str, bodies: list[bytes], clients: int, retry_503: bool 
                     outcome.retry_after_missing += retry_after is None
                     if retry_503:
                         await asyncio.sleep(min(1.0, float(retry_after or 1)))
+                        retried.add(body)
                         pending.append(body)
 
         await asyncio.gather(*(worker() for _ in range(clients)))

@@ -12,6 +12,7 @@ import asyncio
 import collections
 import socket
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -23,6 +24,9 @@ from tests.reliability.cluster import Outcome, Tunnels, post_all
 from tests.services import Postgres
 
 pytestmark = pytest.mark.anyio
+# Bodies acknowledged after a fault is over (the database back) before the test's load stops: the
+# load spans the fault and the recovery, and no longer.
+AFTER_FAULT = 300
 
 
 def bodies(upstream: Upstream, count: int, label: str) -> list[bytes]:
@@ -60,6 +64,12 @@ async def test_an_upstream_outage_while_envelopes_arrive_then_recovery(
     lost, duplicates = account(figures, len(sent), outcome, upstream)
     assert (lost, duplicates) == (0, 0)
     assert len(upstream.received) > len(sent)  # it kept trying during the outage
+
+
+def after_fault(outcome: Outcome, over: list[int]) -> Callable[[], bool]:
+    """For `post_all(until=...)`: the load goes on until AFTER_FAULT bodies were acknowledged after
+    the fault was over (`over` gets the count acknowledged by then), and no longer."""
+    return lambda: bool(over) and len(outcome.acknowledged) >= over[0] + AFTER_FAULT
 
 
 @pytest.mark.parametrize("database_kind", ["postgresql", "sqlite"])
@@ -176,17 +186,20 @@ async def test_postgresql_restarting_under_load_answers_503_and_loses_nothing(
 ) -> None:
     upstream.hang(0.002)
     tunnels.start()
-    sent = bodies(upstream, 4000, "restart")
-    outcome = Outcome()
-    loading = asyncio.create_task(post_all(tunnels.url, sent, clients=8, retry_503=True, outcome=outcome))
+    outcome, back = Outcome(), []
+    loading = asyncio.create_task(post_all(tunnels.url, bodies(upstream, 4000, "restart"), clients=8, retry_503=True,
+                                           outcome=outcome, until=after_fault(outcome, back)))
     await until(lambda: len(outcome.acknowledged) >= 400, timeout=60)
+    figures["acknowledged_before_restart"] = len(outcome.acknowledged)
     await asyncio.to_thread(postgres_server.restart, 2.0)  # down for 2 s, mid-load
-    figures["acknowledged_before_restart"] = 400
+    back.append(len(outcome.acknowledged))
     await loading
     upstream.hang(0)
     await all_delivered(upstream, outcome)
-    lost, duplicates = account(figures, len(sent), outcome, upstream)
+    lost, duplicates = account(figures, len(outcome.sent), outcome, upstream)
+    figures["acknowledged_after_restart"] = len(outcome.acknowledged) - back[0]
     assert outcome.refused[503] > 0 and outcome.retry_after_missing == 0  # it said so while down
     assert set(outcome.refused) == {503} and outcome.transport_errors == 0
-    assert len(outcome.acknowledged) == len(sent) and lost == 0
+    assert len(outcome.acknowledged) == len(outcome.sent) and lost == 0
     assert duplicates == 0
+    assert len(outcome.acknowledged) - back[0] >= AFTER_FAULT  # the load went on after the restart
