@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from pathlib import Path
 
@@ -49,11 +50,18 @@ SDK_SECRETS = ["hunter2-in-the-body", "hunter2-in-a-header", "bearer-tok-in-auth
 KEPT = ["gift wrap please", "order-token-is-safe", "ValueError", "payment refused"]
 
 
-def database_bytes(engine: sqlalchemy.Engine) -> bytes:
-    """Everything the SQLite database holds on disk: its file, once the WAL is copied in and emptied."""
-    with engine.connect() as connection:
-        busy, _, _ = connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
-    assert busy == 0
+def database_bytes(engine: sqlalchemy.Engine, patience_s: float = 30) -> bytes:
+    """Everything the SQLite database holds on disk: its file, once the WAL is copied in and emptied.
+    A checkpoint that meets another connection still reading the WAL says "busy" at once (a run with
+    the machine's load average at 17 met one): it is tried again until that reader is done."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        with engine.connect() as connection:
+            busy, _, _ = connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+        if busy == 0:
+            break
+        assert time.monotonic() < deadline, f"the WAL was still in use after {patience_s:g} s"
+        time.sleep(0.05)
     path = Path(str(engine.url.database))
     wal = path.with_name(path.name + "-wal")
     return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
