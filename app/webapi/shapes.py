@@ -48,15 +48,16 @@ def project(project_id: int, name: str, created_at: float | None = None) -> dict
 
 
 def user(user_id: int | None, name: str) -> dict[str, Any]:
-    """A console user as Sentry's user: Lookout keeps no e-mail addresses ("")."""
-    return {"id": str(user_id) if user_id is not None else name, "name": name, "username": name, "email": "",
+    """A console user as Sentry's user. Lookout keeps no e-mail addresses: the name stands in for one
+    (sentry-cli's `info` shows it as the user)."""
+    return {"id": str(user_id) if user_id is not None else name, "name": name, "username": name, "email": name,
             "isActive": True}
 
 
 def member(user_id: int, name: str, role: str) -> dict[str, Any]:
     """A console user as an organization member (Sentry's roles: a maintainer is an admin)."""
     sentry_role = "admin" if role == "maintainer" else "member"
-    return {"id": str(user_id), "email": "", "name": name, "user": user(user_id, name), "role": sentry_role,
+    return {"id": str(user_id), "email": name, "name": name, "user": user(user_id, name), "role": sentry_role,
             "orgRole": sentry_role, "roleName": role.capitalize(), "pending": False, "expired": False}
 
 
@@ -64,7 +65,7 @@ def assignee(name: str, ids: dict[str, int]) -> dict[str, Any] | None:
     """Sentry's `assignedTo`; `ids`: console user ids by name (one of LOOKOUT_CONSOLE_USERS has none)."""
     if not name:
         return None
-    return {"type": "user", "id": str(ids.get(name, name)), "name": name, "email": ""}
+    return {"type": "user", "id": str(ids.get(name, name)), "name": name, "email": name}
 
 
 def issue(row: dict[str, Any], base: str, users: int, ids: dict[str, int]) -> dict[str, Any]:
