@@ -11,6 +11,8 @@ Maintainers make and revoke tokens here or on the console's /tokens page:
     .venv/bin/python -m app.sourcemaps.tokens add PROJECT [--label L]   # PROJECT: its id or its name
     .venv/bin/python -m app.sourcemaps.tokens list
     .venv/bin/python -m app.sourcemaps.tokens revoke ID
+
+API tokens, for Sentry's web API, are another kind: `python -m app.inbox.tokens api --help` (app/webapi/cli.py).
 """
 
 from __future__ import annotations
