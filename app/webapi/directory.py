@@ -57,22 +57,20 @@ async def project(request: Request, caller: ApiCaller, parts: Parts) -> Response
     return answer(shapes.project(found["id"], found["name"], found["created_at"]))
 
 
-async def members(request: Request, caller: ApiCaller, parts: Parts) -> Response:
-    def read() -> list[tuple[int, str, str]]:
-        with parts.engine.connect() as connection:
-            return activity.users(connection)
+def _console_users(parts: Parts) -> list[tuple[int, str, str]]:
+    with parts.engine.connect() as connection:
+        return activity.users(connection)[:MAX_LISTED]
 
-    found = await anyio.to_thread.run_sync(read)
-    return answer([shapes.member(user_id, name, role) for user_id, name, role in found][:MAX_LISTED])
+
+async def members(request: Request, caller: ApiCaller, parts: Parts) -> Response:
+    """The console users (whom issues are assigned to, by id: `assignedTo: "user:<id>"`)."""
+    found = await anyio.to_thread.run_sync(_console_users, parts)
+    return answer([shapes.member(user_id, name, role) for user_id, name, role in found])
 
 
 async def users(request: Request, caller: ApiCaller, parts: Parts) -> Response:
-    def read() -> list[tuple[int, str, str]]:
-        with parts.engine.connect() as connection:
-            return activity.users(connection)
-
-    found = await anyio.to_thread.run_sync(read)
-    return answer([shapes.user(user_id, name) for user_id, name, _role in found][:MAX_LISTED])
+    found = await anyio.to_thread.run_sync(_console_users, parts)
+    return answer([shapes.user(user_id, name) for user_id, name, _role in found])
 
 
 async def release_list(request: Request, caller: ApiCaller, parts: Parts) -> Response:
