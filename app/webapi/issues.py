@@ -113,7 +113,7 @@ def _chosen(request: Request, caller: ApiCaller, parts: Parts, project_id: int) 
     params = request.query_params
     given = params.getlist("id")
     if given:
-        if len(given) > MAX_IDS or not all(g.isdigit() and len(g) < 19 for g in given):
+        if len(given) > MAX_IDS or not all(lookup.NUMBER.fullmatch(g) for g in given):
             raise BadRequest(f"id= takes at most {MAX_IDS} issue ids, each a whole number.")
         ids = [int(g) for g in given]
         shown = [parts.search.issue(i) for i in ids]

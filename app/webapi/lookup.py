@@ -17,6 +17,7 @@ from app.inbox.short_ids import MAX_ISSUE_ID, parse_short_id
 from app.inbox.tables import PROJECTS
 
 SLUG = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+NUMBER = re.compile(r"[0-9]{1,18}")  # an id in a path or a parameter (ASCII digits: int() takes others too)
 MAX_NAME = 200  # characters of a project's slug or an issue's short id
 
 
@@ -37,7 +38,7 @@ def project(engine: sqlalchemy.Engine, slug: str) -> dict[str, Any]:
     """The project (id, name, created_at) whose name is `slug`, or whose id it is."""
     if not 0 < len(slug) <= MAX_NAME:
         raise NotFound("There is no project with so long a slug.")
-    by = PROJECTS.c.id == int(slug) if slug.isdigit() and len(slug) < 19 else PROJECTS.c.name == slug
+    by = PROJECTS.c.id == int(slug) if NUMBER.fullmatch(slug) else PROJECTS.c.name == slug
     with engine.connect() as connection:
         row = connection.execute(select(PROJECTS.c.id, PROJECTS.c.name, PROJECTS.c.created_at).where(by)
                                  .order_by(PROJECTS.c.id).limit(1)).mappings().first()
@@ -49,7 +50,7 @@ def project(engine: sqlalchemy.Engine, slug: str) -> dict[str, Any]:
 def issue(search: IssueSearch, reference: str, project_id: int | None = None) -> dict[str, Any]:
     """The issue (as IssueSearch shows it) of an id or a short id, in `project_id` if given."""
     found = None
-    if reference.isdigit() and len(reference) < 20 and 0 < int(reference) <= MAX_ISSUE_ID:
+    if NUMBER.fullmatch(reference) and 0 < int(reference) <= MAX_ISSUE_ID:
         found = search.issue(int(reference))
     elif (parsed := parse_short_id(reference)) is not None:
         found = search.issue(parsed[1])

@@ -11,7 +11,7 @@ from starlette.datastructures import QueryParams
 
 from app.inbox.search.engine import MAX_HITS
 
-CURSOR = re.compile(r"(\d{1,20}):(\d{1,6}):([01])")
+CURSOR = re.compile(r"([0-9]{1,20}):([0-9]{1,6}):([01])")
 
 
 class PagingError(ValueError):
@@ -23,7 +23,7 @@ def page_size(params: QueryParams, default: int, most: int) -> int:
     given = params.get("limit") or params.get("per_page") or ""
     if not given:
         return default
-    if not given.isdigit() or not 1 <= int(given) <= most:
+    if not (given.isascii() and given.isdigit() and len(given) < 7) or not 1 <= int(given) <= most:
         raise PagingError(f"limit (or per_page) is a whole number from 1 to {most}.")
     return int(given)
 

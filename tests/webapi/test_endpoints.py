@@ -148,3 +148,40 @@ def test_upload_tokens_still_reach_the_upload_api_on_the_paths_it_shares(lookout
     assert client.get("/api/0/", headers=as_(found)).json()["user"]["name"] == "ada"
     refused = client.get(ISSUES, headers={"Authorization": f"Bearer {upload}"})
     assert refused.status_code == 401 and "upload token" in refused.json()["detail"]
+
+
+ODD = ["%C2%B2", "0", "-1", "9" * 30, "WEB-" + "Z" * 14, "x" * 300, "%00", "..", "WEB-1%2F..", "latest"]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_odd_names_and_parameters_are_refused_never_a_500(lookout: tuple[Inbox, TestClient], odd: str) -> None:
+    found, client = lookout
+    paths = [f"/api/0/projects/lookout/{odd}/issues/", f"{ORG_ISSUES}{odd}/", f"{ORG_ISSUES}WEB-1/events/{odd}/",
+             f"{ORG_ISSUES}WEB-1/tags/{odd}/", f"/api/0/organizations/{odd}/issues/", f"{ORG_ISSUES}?project={odd}",
+             f"{ISSUES}?per_page={odd}", f"{ISSUES}?cursor={odd}", f"{ISSUES}?id={odd}",
+             f"/api/0/organizations/lookout/events/?field={odd}", f"/api/0/organizations/lookout/releases/?query={odd}"]
+    for path in paths:
+        answer = client.get(path, headers=as_(found))
+        assert answer.status_code < 500 and answer.headers["content-type"] == "application/json", (path, answer.text)
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("PUT", f"{ORG_ISSUES}WEB-1/", b"[]"), ("PUT", f"{ORG_ISSUES}WEB-1/", b"{"),
+    ("PUT", f"{ORG_ISSUES}WEB-1/", b'{"status": 3}'), ("PUT", f"{ORG_ISSUES}WEB-1/", b'{"assignedTo": ["x"]}'),
+    ("PUT", f"{ORG_ISSUES}WEB-1/", b'{"assignedTo": "user:999"}'),
+    ("PUT", f"{ORG_ISSUES}WEB-1/", b'{"status": "ignored", "ignoreCount": -1}'),
+    ("PUT", f"{ORG_ISSUES}WEB-1/", b'{"status": "ignored", "ignoreUserCount": 5}'),
+    ("PUT", f"{ISSUES}?id=1", b'{"merge": 1}'), ("POST", f"{ORG_ISSUES}WEB-1/notes/", b'{"text": ""}'),
+    ("POST", f"{ORG_ISSUES}WEB-1/notes/", b'{"text": "' + b"x" * 10_001 + b'"}'),
+])
+def test_bodies_lookout_cannot_take_are_400_with_a_sentence(lookout: tuple[Inbox, TestClient], method: str, path: str,
+                                                            body: bytes) -> None:
+    found, client = lookout
+    answer = client.request(method, path, content=body, headers=as_(found))
+    assert answer.status_code == 400 and answer.json()["detail"], answer.text
+
+
+def test_a_body_over_64_kib_is_413(lookout: tuple[Inbox, TestClient]) -> None:
+    found, client = lookout
+    answer = client.post(f"{ORG_ISSUES}WEB-1/notes/", content=b"x" * (64 * 1024 + 1), headers=as_(found))
+    assert answer.status_code == 413 and "limit" in answer.json()["detail"]

@@ -57,6 +57,8 @@ def test_it_searches_issues_with_sentrys_query_syntax(mcp: McpServer) -> None:
     text = ok(mcp, "search_issues", organizationSlug=ORG, projectSlugOrId="web", query="is:unresolved level:error")
     assert "WEB-2" in text and "missing-cart" in text
     assert "WEB-3" in ok(mcp, "search_issues", organizationSlug=ORG, query="missing-user")
+    counted = ok(mcp, "search_events", organizationSlug=ORG, dataset="errors", query="level:error", fields=["title", "count()"])
+    assert "missing-cart" in counted
 
 
 def test_it_reads_an_issue_with_its_latest_event_and_an_event_by_id(lookout: tuple[Inbox, str], mcp: McpServer) -> None:
