@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from app.console.accounts import env_users
-from app.inbox import issue_stats
+from app.inbox import issue_stats, states
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.inbox.triage import Triage
@@ -68,7 +68,9 @@ def shaped_issues(parts: Parts, rows: list[dict[str, Any]], base: str) -> list[d
     """Issues as IssueSearch shows them, in Sentry's shape (blocking: two grouped reads)."""
     users = issue_stats.users_affected_of(parts.engine, [row["id"] for row in rows])
     ids = lookup.user_ids(parts.engine)
-    return [shapes.issue(row, base, users.get(row["id"], 0), ids) for row in rows]
+    with parts.engine.connect() as connection:
+        ignores = states.ignore_ends(connection, [row["id"] for row in rows if row["status"] == states.IGNORED])
+    return [shapes.issue(row, base, users.get(row["id"], 0), ids, ignores.get(row["id"])) for row in rows]
 
 
 async def shaped_issue(parts: Parts, row: dict[str, Any], base: str) -> dict[str, Any]:

@@ -68,14 +68,20 @@ def assignee(name: str, ids: dict[str, int]) -> dict[str, Any] | None:
     return {"type": "user", "id": str(ids.get(name, name)), "name": name, "email": name}
 
 
-def issue(row: dict[str, Any], base: str, users: int, ids: dict[str, int]) -> dict[str, Any]:
-    """An issue as IssueSearch shows it (`short_id`, `project_name`, `assignee`), in Sentry's shape."""
+def issue(row: dict[str, Any], base: str, users: int, ids: dict[str, int],
+          ignore: tuple[float | None, int | None] | None = None) -> dict[str, Any]:
+    """An issue as IssueSearch shows it (`short_id`, `project_name`, `assignee`), in Sentry's shape;
+    `ignore`: when an ignored one comes back (states.ignore_ends)."""
     status, substatus = STATUSES.get(row["status"], ("unresolved", "ongoing"))
     kind = "error" if row["kind"] == "error" else "default"
     error_type, _, value = row["title"].partition(": ")
     details: dict[str, Any] = {}
     if row["status"] == states.RESOLVED and row["resolved_in_release"]:
         details = {"inNextRelease": True, "inRelease": None}
+    if ignore is not None and (ignore[0] is not None or ignore[1] is not None):
+        substatus = "archived_until_condition_met"
+        details = ({"ignoreUntil": iso(ignore[0])} if ignore[0] is not None
+                   else {"ignoreCount": max(0, (ignore[1] or 0) - row["event_count"])})  # events still to come
     return {
         "id": str(row["id"]), "shortId": row["short_id"], "title": row["title"], "culprit": row["culprit"] or None,
         "level": row["level"], "status": status, "substatus": substatus, "statusDetails": details,

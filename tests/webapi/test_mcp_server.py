@@ -4,6 +4,7 @@ Lookout's answers (no "problem communicating with the Sentry API"), and its chan
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -80,6 +81,12 @@ def test_update_issue_changes_the_status_in_lookout(lookout: tuple[Inbox, str], 
     assert row(found, status, i=issue) == ("unresolved",)
     ok(mcp, "update_issue", organizationSlug=ORG, issueId="WEB-1", status="ignored")
     assert row(found, status, i=issue) == ("ignored",)
+    ok(mcp, "update_issue", organizationSlug=ORG, issueId="WEB-1", status="unresolved")
+    text = ok(mcp, "update_issue", organizationSlug=ORG, issueId="WEB-1", status="ignored", ignoreMode="forDuration",
+              ignoreDurationMinutes=30)
+    assert "Forever" not in text
+    (until,) = row(found, "SELECT ignored_until FROM inbox_issue WHERE id = :i", i=issue)
+    assert 29 * 60 < until - time.time() <= 30 * 60
 
 
 def test_update_issue_assigns_it_to_a_console_user(lookout: tuple[Inbox, str], mcp: McpServer) -> None:
