@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from app.inbox import issue_stats
 from app.inbox.activity import MAX_COMMENT
+from app.inbox.search.grammar import MAX_QUERY_CHARS
 from app.webapi import event_shape, lookup, paging, shapes
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest, NotFound
@@ -22,7 +23,6 @@ EVENT_ID = re.compile(r"[0-9a-fA-F]{32}|[0-9a-fA-F-]{36}")
 TAG_KEY = re.compile(r"[A-Za-z0-9_.:\[\]-]{1,32}")  # Relay's bound on a tag key
 EVENTS_PAGE, MAX_EVENTS_PAGE = 50, 100
 SCANNED = 1000  # stored events read at most to filter an events list by its query
-MAX_QUERY = 1000  # characters, as the triage search bounds a query
 FILTER = re.compile(r'(!?)([\w.:-]{1,32}):("[^"]*"|\S+)')
 
 
@@ -54,8 +54,8 @@ async def events(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     issue = await _issue(request, parts)
     size = paging.page_size(request.query_params, EVENTS_PAGE, MAX_EVENTS_PAGE)
     query = request.query_params.get("query", "")
-    if len(query) > MAX_QUERY:
-        raise BadRequest(f"A query has at most {MAX_QUERY:,} characters.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise BadRequest(f"A query has at most {MAX_QUERY_CHARS:,} characters, as the issues' search.")
     oldest = request.query_params.get("sort", "-timestamp") == "timestamp"
     stored = await anyio.to_thread.run_sync(parts.reader.issue_events, issue["id"], SCANNED, oldest)
     rows = [event_shape.event_row(s["event"], issue["id"], s["project_id"], s["received_at"]) for s in stored]

@@ -26,12 +26,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.inbox.search import SearchError
+from app.inbox.search import IssueSearch, SearchError
 from app.inbox.states import StateError
 from app.protocol.asgi import ClientGone, Refused
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import is_upload_path
-from app.webapi import directory, issue_parts, issues
+from app.webapi import directory, issue_parts, issues, links
 from app.webapi.auth import ApiAuthError, ApiCaller, authenticate, is_api_token
 from app.webapi.lookup import BadRequest, NotFound, organization
 from app.webapi.paging import PagingError
@@ -116,16 +116,22 @@ def build(engine: sqlalchemy.Engine, settings: Settings = SETTINGS) -> Starlette
 
 
 class Gate:
-    """The web API's paths to `api`, the rest (and upload tokens on the upload API's paths) to `inner`."""
+    """The web API's paths to `api`, the rest (and upload tokens on the upload API's paths) to `inner`;
+    Sentry's links to issues to the console's pages (app/webapi/links.py)."""
 
     def __init__(self, inner: ASGIApp, api: ASGIApp, engine: sqlalchemy.Engine) -> None:
         self.inner, self.api, self.engine = inner, api, engine
+        self.search = IssueSearch(engine)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and is_web_api_path(scope["path"]):
             if not is_upload_path(scope["path"]) or await anyio.to_thread.run_sync(
                     is_api_token, self.engine, _authorization(scope)):
                 return await self.api(scope, receive, send)
+        elif scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"].startswith("/organizations/"):
+            page = await links.console_page(scope["path"], scope.get("query_string", b""), self.search)
+            if page is not None:
+                return await page(scope, receive, send)
         await self.inner(scope, receive, send)
 
 

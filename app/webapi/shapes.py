@@ -87,7 +87,7 @@ def issue(row: dict[str, Any], base: str, users: int, ids: dict[str, int],
         "level": row["level"], "status": status, "substatus": substatus, "statusDetails": details,
         "firstSeen": iso(row["first_seen"]), "lastSeen": iso(row["last_seen"]),
         "count": str(row["event_count"]), "userCount": users,
-        "permalink": f"{base}/issue?id={row['id']}",
+        "permalink": f"{base}/organizations/{ORG_SLUG}/issues/{row['id']}/",  # app/webapi/links.py
         "project": {"id": str(row["project_id"]), "slug": row["project_name"], "name": row["project_name"]},
         "type": kind, "issueType": "error", "issueCategory": "error",
         "metadata": {"title": row["title"], "type": error_type if value else None, "value": value or row["title"]},

@@ -40,7 +40,7 @@ def test_an_issue_has_sentrys_shape(lookout: tuple[Inbox, TestClient]) -> None:
     assert issue["id"] == str(found.issues["missing-cart"]) and issue["shortId"] == "WEB-2"
     assert issue["count"] == "2" and issue["status"] == "unresolved" and issue["level"] == "error"
     assert ISO_Z.fullmatch(issue["firstSeen"]) and ISO_Z.fullmatch(issue["lastSeen"])
-    assert issue["permalink"] == f"http://127.0.0.1:3000/issue?id={issue['id']}"
+    assert issue["permalink"] == f"http://127.0.0.1:3000/organizations/lookout/issues/{issue['id']}/"
     assert issue["project"] == {"id": str(found.project_id), "slug": "web", "name": "web"}
     assert client.get(f"{ORG_ISSUES}{issue['id']}/", headers=as_(found)).json() == issue
 
@@ -185,3 +185,14 @@ def test_a_body_over_64_kib_is_413(lookout: tuple[Inbox, TestClient]) -> None:
     found, client = lookout
     answer = client.post(f"{ORG_ISSUES}WEB-1/notes/", content=b"x" * (64 * 1024 + 1), headers=as_(found))
     assert answer.status_code == 413 and "limit" in answer.json()["detail"]
+
+
+def test_sentrys_links_to_issues_open_the_consoles_pages(lookout: tuple[Inbox, TestClient]) -> None:
+    found, client = lookout
+    for link in (f"/organizations/lookout/issues/{found.issues['missing-cart']}/", "/organizations/x/issues/WEB-2"):
+        opened = client.get(link, follow_redirects=False)
+        assert opened.status_code == 302 and opened.headers["location"] == f"/issue?id={found.issues['missing-cart']}"
+    listed = client.get("/organizations/lookout/issues/?query=is%3Aunresolved", follow_redirects=False)
+    assert listed.headers["location"] == "/issues?query=is%3Aunresolved"
+    unknown = client.get("/organizations/lookout/issues/WEB-99/", follow_redirects=False)
+    assert unknown.headers["location"] == "/issues?query=WEB-99"

@@ -63,9 +63,11 @@ def test_it_searches_issues_with_sentrys_query_syntax(mcp: McpServer) -> None:
 
 
 def test_it_reads_an_issue_with_its_latest_event_and_an_event_by_id(lookout: tuple[Inbox, str], mcp: McpServer) -> None:
-    found, _host = lookout
+    found, host = lookout
     text = ok(mcp, "get_sentry_resource", organizationSlug=ORG, resourceType="issue", resourceId="WEB-2")
     assert "missing-cart" in text and "_fail" in text  # the stack's frame
+    permalink = f"http://{host}/organizations/lookout/issues/{found.issues['missing-cart']}/"
+    assert "missing-cart" in ok(mcp, "get_sentry_resource", url=permalink)  # a permalink it can read back
     text = ok(mcp, "get_sentry_resource", organizationSlug=ORG, resourceType="event",
               resourceId=found.events["missing-user"])
     assert "missing-user" in text
