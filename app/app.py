@@ -72,7 +72,7 @@ app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=trace
 app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
 app.add_page(alerts.page, route=routes.ALERTS, title=alerts.TITLE, on_load=alerts.AlertsState.load)
-app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.TokensState.load)
+app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.ON_LOAD)
 app.add_page(project_settings.page, route=routes.SETTINGS, title=project_settings.TITLE,
              on_load=project_settings.SettingsState.load)
 app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)

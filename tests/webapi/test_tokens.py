@@ -15,16 +15,9 @@ from app.console.accounts import ROLES, Accounts, hash_password
 from app.protocol.bearer import TOUCH_EVERY_S
 from app.webapi.scopes import SCOPES, allowed_scopes
 from app.webapi.tokens import API_TOKENS, ApiCaller, ApiTokenRow, ApiTokens, scopes_for
+from tests.factories import Clock
 
 READ = ("org:read", "project:read", "event:read")
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -52,7 +45,7 @@ def test_each_role_allows_sentry_s_scopes_a_viewer_only_the_read_ones() -> None:
 def test_a_token_is_made_for_a_user_with_all_their_role_allows_and_only_its_hash_is_kept(
     engine: sqlalchemy.Engine, users: Accounts
 ) -> None:
-    tokens = ApiTokens(engine, from_env={}, clock=Clock(1_000.0))
+    tokens = ApiTokens(engine, from_env={}, clock=Clock())  # at 1000.0
     row, secret = tokens.add("max", label="  claude code  ", created_by="max")
     assert re.fullmatch("[0-9a-f]{64}", secret)
     assert row == ApiTokenRow(row.id, "max", user_id(engine, "max"), SCOPES, "claude code", secret[:8], 1_000.0, "max",
@@ -139,7 +132,8 @@ def test_a_user_of_the_environment_has_tokens_while_their_entry_is_there(engine:
 
 
 def test_revoking_keeps_the_first_date_and_a_user_revokes_only_their_own(engine: sqlalchemy.Engine, users: Accounts) -> None:
-    clock = Clock(1_795_000_000.0)
+    clock = Clock()
+    clock.now = 1_795_000_000.0
     tokens = ApiTokens(engine, from_env={}, clock=clock)
     (mine, secret), (theirs, their_secret) = tokens.add("vera"), tokens.add("max")
     assert tokens.revoke(theirs.id, by_user="vera") is False
@@ -153,7 +147,8 @@ def test_revoking_keeps_the_first_date_and_a_user_revokes_only_their_own(engine:
 
 
 def test_last_used_is_written_at_most_once_a_minute(engine: sqlalchemy.Engine, users: Accounts) -> None:
-    clock = Clock(5_000.0)
+    clock = Clock()
+    clock.now = 5_000.0
     tokens = ApiTokens(engine, from_env={}, clock=clock)
     row, secret = tokens.add("vera")
     tokens.caller(secret)
