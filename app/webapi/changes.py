@@ -15,6 +15,7 @@ ignoreUserCount and a team assignee are refused (400).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +39,9 @@ class Changes:
     echo: dict[str, Any] = field(default_factory=dict)  # what Sentry answers a bulk update with
 
 
-def read(engine: sqlalchemy.Engine, body: dict[str, Any]) -> Changes:
-    """The actions `body` asks for; `BadRequest` for one Lookout cannot do. Blocking (it reads users)."""
+def read(engine: sqlalchemy.Engine, body: dict[str, Any], also: Collection[str] = ()) -> Changes:
+    """The actions `body` asks for; `BadRequest` for one Lookout cannot do. Blocking (it reads users);
+    `also`: assignees beside the console's users (lookup.assignee)."""
     actions: list[Action] = []
     echo: dict[str, Any] = {}
     given_details = body.get("statusDetails")
@@ -60,7 +62,7 @@ def read(engine: sqlalchemy.Engine, body: dict[str, Any]) -> Changes:
         echo.update(status="resolved" if status == "resolvedInNextRelease" else
                     "ignored" if status == "muted" else status, statusDetails=details)
     if "assignedTo" in body:
-        name = lookup.assignee(engine, body["assignedTo"])
+        name = lookup.assignee(engine, body["assignedTo"], also)
         actions.append(Action("assign", assignee=name))
         echo["assignedTo"] = {"type": "user", "name": name} if name else None
     merge = body.get("merge") in (1, True, "1", "true")

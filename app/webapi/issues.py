@@ -11,7 +11,7 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.inbox.bulk import MAX_ISSUES, Outcome
+from app.inbox.bulk import MAX_ISSUES
 from app.inbox.search import Found, parse
 from app.webapi import changes, lookup, paging
 from app.webapi.auth import ApiCaller
@@ -84,7 +84,7 @@ async def update(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     """PUT on one issue: the issue as it is after the change (the MCP server shows the difference)."""
     given = await body(request, parts.settings)
     row = await anyio.to_thread.run_sync(lookup.issue, parts.search, request.path_params["issue"])
-    asked = await anyio.to_thread.run_sync(changes.read, parts.engine, given)
+    asked = await anyio.to_thread.run_sync(changes.read, parts.engine, given, parts.triage.env_users)
     if asked.merge:
         raise BadRequest("Merge issues with a bulk update: PUT /api/0/projects/ORG/PROJECT/issues/?id=A&id=B {\"merge\": 1}.")
     for action in asked.actions:
@@ -98,14 +98,12 @@ async def bulk_update(request: Request, caller: ApiCaller, parts: Parts) -> Resp
     bulk.MAX_ISSUES). Sentry's answer: the change made."""
     given = await body(request, parts.settings)
     project = await anyio.to_thread.run_sync(lookup.project, parts.engine, request.path_params["project"])
-    asked = await anyio.to_thread.run_sync(changes.read, parts.engine, given)
+    asked = await anyio.to_thread.run_sync(changes.read, parts.engine, given, parts.triage.env_users)
     ids = await anyio.to_thread.run_sync(_chosen, request, caller, parts, project["id"])
     if asked.merge:
         return answer({"merge": await anyio.to_thread.run_sync(_merge, parts, ids, caller.name)})
-    for action in asked.actions:
-        outcome: Outcome = await anyio.to_thread.run_sync(parts.triage.bulk, action, ids, caller.name)
-        if outcome.done == 0 and outcome.errors and "no console user" in outcome.errors[0]:
-            raise BadRequest(outcome.errors[0])
+    for action in asked.actions:  # an issue the change does not apply to is left as it is, as in Sentry
+        await anyio.to_thread.run_sync(parts.triage.bulk, action, ids, caller.name)
     return answer(asked.echo) if ids else Response(status_code=204)
 
 

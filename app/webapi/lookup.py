@@ -6,6 +6,7 @@ a worker thread."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy
@@ -67,8 +68,9 @@ def user_ids(engine: sqlalchemy.Engine) -> dict[str, int]:
         return {name: user_id for user_id, name, _role in activity.users(connection)}
 
 
-def assignee(engine: sqlalchemy.Engine, given: object) -> str:
-    """The console user's name `assignedTo` names ("user:ID", "ID", a name; "" or null: nobody)."""
+def assignee(engine: sqlalchemy.Engine, given: object, also: Collection[str] = ()) -> str:
+    """The console user's name `assignedTo` names ("user:ID", "ID", a name; "" or null: nobody);
+    `also`: the names of LOOKOUT_CONSOLE_USERS, who have no id."""
     if given is None or given == "":
         return ""
     if not isinstance(given, str) or len(given) > MAX_NAME:
@@ -76,6 +78,8 @@ def assignee(engine: sqlalchemy.Engine, given: object) -> str:
     if given.startswith("team:"):
         raise BadRequest("Lookout has no teams: assign issues to a user (\"user:<id>\").")
     wanted = given.removeprefix("user:")
+    if wanted in also:
+        return wanted
     with engine.connect() as connection:
         for user_id, name, _role in activity.users(connection):
             if wanted in (str(user_id), name):

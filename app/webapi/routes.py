@@ -103,6 +103,9 @@ def build(engine: sqlalchemy.Engine, settings: Settings = SETTINGS) -> Starlette
             except sqlalchemy.exc.OperationalError as exc:
                 logger.warning("web API: the database is busy or away: %s", exc)
                 return error(503, "The database is busy; try again.")
+            except Exception:  # a bug of Lookout's: logged (and reported), answered in the API's form
+                logger.exception("web API: %s %s failed", request.method, request.url.path)
+                return error(500, "Lookout failed to answer this request; the failure is logged.")
 
         return run
 
