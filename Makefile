@@ -9,8 +9,9 @@ BUN    := .tools/node_modules/bun/bin/bun.exe
 # npm tools besides bun, pinned: sentry-cli gives each production chunk its debug ID
 # (app/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
 # esbuild is the "other bundler" of the source-map tests and benchmarks, raven is the legacy Node
-# client of the /store/ tests (tests/ingest/test_endpoints_legacy.py).
-NPM_TOOLS := @sentry/cli@3.8.0 esbuild@0.28.2 raven@2.6.4
+# client of the /store/ tests (tests/ingest/test_endpoints_legacy.py), and Sentry's MCP server is the
+# second real client of the web API's tests (tests/webapi/).
+NPM_TOOLS := @sentry/cli@3.8.0 esbuild@0.28.2 raven@2.6.4 @sentry/mcp-server@0.39.0
 TOOLS_LIST := .tools/packages.txt
 CHROMIUM := /usr/bin/chromium
 

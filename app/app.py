@@ -17,6 +17,8 @@ from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors
 from app.settings import SETTINGS
 from app.sourcemaps import to_sentry, upload_api
+from app.webapi import routes as webapi_routes
+from app.webapi.cors import WebApiCors
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +32,9 @@ class LookoutApp(rx.App):
     def __call__(self) -> ASGIApp:
         """Reflex's backend app inside the origin guard, which must see each request before Reflex's
         CORS layer and socket.io do (api_transformers run inside that layer); its pages carry the
-        report-only Content Security Policy (app/monitoring/page_policy.py)."""
-        return OriginGuard(PagePolicy(super().__call__(), SETTINGS))
+        report-only Content Security Policy (app/monitoring/page_policy.py); the web API's CORS
+        (any origin, no credentials) replaces Reflex's on its paths."""
+        return OriginGuard(WebApiCors(PagePolicy(super().__call__(), SETTINGS)))
 
 
 # The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
@@ -39,8 +42,12 @@ class LookoutApp(rx.App):
 inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=wiring.tunnel.snapshot)
 # sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
 upload_routes = upload_api.build(db.engine())
+# Sentry's web API (/api/0/...: issues for sentry-cli and the MCP server, with an API token), outermost:
+# on the paths it shares with the upload API it takes API tokens and lets upload tokens through.
+web_api = webapi_routes.mount(db.engine())
 app = LookoutApp(
-    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, wiring.security.asgi, inbox_routes, upload_routes],
+    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, wiring.security.asgi, inbox_routes, upload_routes,
+                     web_api],
     extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
     head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,
@@ -65,7 +72,7 @@ app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=trace
 app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
 app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
 app.add_page(alerts.page, route=routes.ALERTS, title=alerts.TITLE, on_load=alerts.AlertsState.load)
-app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.TokensState.load)
+app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.ON_LOAD)
 app.add_page(project_settings.page, route=routes.SETTINGS, title=project_settings.TITLE,
              on_load=project_settings.SettingsState.load)
 app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)

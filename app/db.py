@@ -57,6 +57,20 @@ def inserted_id(result: sqlalchemy.CursorResult[Any]) -> int:
     return int(key[0])
 
 
+def mark_used(eng: sqlalchemy.Engine, table: sqlalchemy.Table, row_id: int, last_used_at: float | None,
+              now: float, every_s: float) -> float | None:
+    """Write `now` into a row's `last_used_at` when it is `every_s` old or unset (a token's, at most once
+    a minute: no write per request); the row's last use as it stands after."""
+    if last_used_at is not None and now - last_used_at < every_s:
+        return last_used_at
+    with eng.begin() as connection:  # the condition again: of requests at once, one writes
+        connection.execute(sqlalchemy.update(table).where(
+            table.c.id == row_id,
+            sqlalchemy.or_(table.c.last_used_at.is_(None), table.c.last_used_at <= now - every_s),
+        ).values(last_used_at=now))
+    return now
+
+
 def sqlite_synchronous(environ: Mapping[str, str] = os.environ) -> str:
     """`LOOKOUT_SQLITE_SYNCHRONOUS`: NORMAL (default) or FULL.
 

@@ -10,8 +10,8 @@ request, websocket handshake included, whose `Origin` is sent and is not the app
 Three kinds of path are open to every origin, as with Sentry: the ingest endpoints
 (`/api/<project>/envelope/`, `/store/`, `/security/`), whose credential is the DSN key, the tunnel
 (LOOKOUT_TUNNEL_PATH), which checks origins itself against LOOKOUT_TUNNEL_ALLOWED_ORIGINS (both
-answer their own CORS), and sentry-cli's upload API (`/api/0/...`), whose only credential is an
-upload token sent in a header, never one a browser adds by itself.
+answer their own CORS), and Sentry's API (`/api/0/...`: sentry-cli's upload API and the web API,
+app/webapi/cors.py), whose only credential is a token sent in a header, never one a browser adds by itself.
 """
 
 from __future__ import annotations
@@ -26,15 +26,17 @@ from app.ingest.endpoints import PATH as INGEST_PATH
 from app.ingest.security_reports import PATH as SECURITY_PATH
 from app.settings import SETTINGS
 from app.sourcemaps.upload_api import is_upload_path
+from app.webapi.paths import is_web_api_path
 
 REFUSAL = json.dumps({"detail": "Pages of other sites may not use Lookout (their Origin is not this app's)."}).encode()
 _HEADERS = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(REFUSAL))]
 
 
 def open_to_every_origin(path: str) -> bool:
-    """The tunnel, the ingest endpoints and the upload API: the paths whose own checks decide who may post."""
+    """The tunnel, the ingest endpoints, the upload API and the web API: the paths whose own checks
+    decide who may post."""
     return (path == SETTINGS.tunnel_path or INGEST_PATH.match(path) is not None
-            or SECURITY_PATH.match(path) is not None or is_upload_path(path))
+            or SECURITY_PATH.match(path) is not None or is_upload_path(path) or is_web_api_path(path))
 
 
 class OriginGuard:

@@ -77,3 +77,12 @@ def test_the_tunnels_stats_need_the_consoles_access(backend: TestClient) -> None
     assert refused.status_code == 401 and "Sign in" in refused.json()["detail"]
     stats = backend.get(f"{SETTINGS.tunnel_path}/stats")
     assert stats.status_code == 200 and {"accepted", "outbox", "rate_limits"} <= stats.json().keys()
+
+
+def test_sentrys_web_api_answers_any_origin_without_credentials(backend: TestClient) -> None:
+    preflight = backend.options("/api/0/organizations/", headers={"Origin": "https://other.example",
+                                                                  "Access-Control-Request-Method": "GET"})
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    refused = backend.get("/api/0/organizations/", headers={"Origin": "https://other.example"})
+    assert refused.status_code == 401 and "No API token" in refused.json()["detail"]
+    assert refused.headers["access-control-allow-origin"] == "*" and "access-control-allow-credentials" not in refused.headers

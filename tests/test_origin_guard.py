@@ -68,8 +68,9 @@ def test_the_apps_own_pages_and_programs_pass(origin: str | None) -> None:
 
 
 @pytest.mark.parametrize("path", [SETTINGS.tunnel_path, "/api/1/envelope/", "/api/42/store/", "/api/7/envelope",
-                                  "/api/3/security/"])
-def test_the_tunnel_and_the_ingest_endpoints_are_open_to_every_origin(path: str) -> None:
+                                  "/api/3/security/", "/api/0/organizations/lookout/issues/",
+                                  "/api/0/projects/lookout/web/issues/"])
+def test_the_tunnel_the_ingest_endpoints_and_sentrys_api_are_open_to_every_origin(path: str) -> None:
     assert guarded().post(path, headers={"Origin": EVIL}).json() == {"path": path}
 
 

@@ -1,6 +1,6 @@
 """Form pieces the console pages share: a plain select drawn like the Radix controls, the callouts
-that say what the last change did, and the read-only notice a viewer sees (the state's side:
-app/console/form_state.py)."""
+that say what the last change did, the read-only notice a viewer sees, and tables of rows (a token's
+with its Revoke) (the state's side: app/console/form_state.py)."""
 
 from __future__ import annotations
 
@@ -62,4 +62,20 @@ def rows_table(state: type[FormState], headers: list[str], rows: rx.Var, row_vie
                                      rx.cond(state.may_change, rx.table.column_header_cell("")))),
         rx.table.body(rx.foreach(rows, row_view)),
         width="100%", id=element_id,
+    )
+
+
+def token_row(state: type[FormState], row: rx.Var, cells: list[Any], on_revoke: Any, prefix: str,
+              name: str) -> rx.Component:
+    """A token's row (id `<name>-<id>`, class `name`): `cells`, then when it was last used and revoked
+    (classes `<prefix>-last-used`, `<prefix>-revoked`), then, for a client that may change, Revoke
+    (`<prefix>-revoke-<id>`) while it is not revoked. `row` has `id`, `last_used`, `revoked`, `revoked_on`."""
+    shown_id = row.id.to_string()
+    return rx.table.row(
+        *[rx.table.cell(cell) for cell in cells],
+        rx.table.cell(row.last_used, class_name=f"{prefix}-last-used"),
+        rx.table.cell(row.revoked_on, class_name=f"{prefix}-revoked"),
+        rx.cond(state.may_change, rx.table.cell(rx.cond(~row.revoked, rx.button(
+            "Revoke", on_click=on_revoke, size="1", color_scheme="red", variant="soft", id=f"{prefix}-revoke-" + shown_id)))),
+        id=f"{name}-" + shown_id, class_name=name,
     )

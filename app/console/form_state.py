@@ -64,7 +64,12 @@ class FormState(ConsoleState, mixin=True):
         self.read, self.may_change = True, found is not None and found.may_change
 
     def _forget(self) -> None:
-        self.error = self.notice = self.secret_once = ""
+        self.error = self.notice = ""
+        self._drop_secret()
+
+    def _drop_secret(self) -> None:
+        """The secret shown once goes (with whatever a page shows it in)."""
+        self.secret_once = ""
 
     @rx.event
     async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)

@@ -61,6 +61,12 @@ def assignable(connection: sqlalchemy.Connection, also: Collection[str] = ()) ->
     return sorted(set(connection.execute(select(USERS.c.name)).scalars()) | set(also))
 
 
+def users(connection: sqlalchemy.Connection) -> list[tuple[int, str, str]]:
+    """The console users (id, name, role), by id: who the web API lists as members and assigns by id."""
+    return [(int(i), name, role) for i, name, role in
+            connection.execute(select(USERS.c.id, USERS.c.name, USERS.c.role).order_by(USERS.c.id)).tuples()]
+
+
 def check_assignee(connection: sqlalchemy.Connection, assignee: str, also: Collection[str] = ()) -> None:
     """`StateError` unless `assignee` is "" (nobody) or a user an issue may be assigned to."""
     if assignee and assignee not in also and connection.execute(

@@ -97,6 +97,35 @@ def users_affected(engine: sqlalchemy.Engine, issue_id: int) -> int:
         ).scalar_one())
 
 
+def users_affected_of(engine: sqlalchemy.Engine, issue_ids: list[int]) -> dict[int, int]:
+    """`users_affected` of each issue of `issue_ids` (those with none are left out), in one grouped query."""
+    tags = ISSUE_TAGS
+    if not issue_ids:
+        return {}
+    with engine.connect() as connection:
+        return {issue_id: int(count) for issue_id, count in connection.execute(
+            select(tags.c.issue_id, func.count()).where(tags.c.issue_id.in_(issue_ids), tags.c.key == "user")
+            .group_by(tags.c.issue_id)
+        ).all()}
+
+
+TopValue = tuple[str, int, float, float]  # a tag value, its count, first and last seen
+
+
+def tag_values(engine: sqlalchemy.Engine, issue_id: int, key: str, top: int = MAX_TOP) -> tuple[int, int, list[TopValue]]:
+    """One tag key of the issue: how many events carry it, how many values it has, and its `top` most
+    common values (value, count, first seen, last seen), from the tag index."""
+    tags = ISSUE_TAGS
+    of_key = (tags.c.issue_id == issue_id) & (tags.c.key == key)
+    with engine.connect() as connection:
+        total, unique = connection.execute(select(func.coalesce(func.sum(tags.c.count), 0), func.count()).where(of_key)).one()
+        rows = connection.execute(
+            select(tags.c.value, tags.c.count, tags.c.first_seen, tags.c.last_seen).where(of_key)
+            .order_by(tags.c.count.desc(), tags.c.value).limit(min(max(1, top), MAX_TOP))
+        ).tuples().all()
+    return int(total), int(unique), [(value, int(count), first, last) for value, count, first, last in rows]
+
+
 def span(now: float, period: str) -> tuple[float, int, int]:
     """Where `period`'s buckets start, how many there are and how long each is: the last one holds `now`."""
     buckets, size = PERIODS[period]

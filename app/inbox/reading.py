@@ -73,6 +73,16 @@ class InboxReader:
             ).all())
         return (found[0], int(stored)) if found and found[0] is not None else None
 
+    def issue_events(self, issue_id: int, limit: int, oldest: bool = False) -> list[dict[str, Any]]:
+        """Up to `limit` stored events of the issue, newest (or `oldest`) first, as `event` gives one."""
+        order = EVENTS.c.id if oldest else EVENTS.c.id.desc()
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(EVENTS.c.project_id, EVENTS.c.received_at, *KEPT)
+                                      .where(EVENTS.c.issue_id == issue_id).order_by(order).limit(limit)).all()
+            found = kept_events(connection, [row[2:] for row in rows])
+        return [{"issue_id": issue_id, "project_id": row[0], "received_at": row[1], "event": event}
+                for row, event in zip(rows, found, strict=True) if event is not None]
+
     def feedback(self, issue_id: int, limit: int = 50) -> list[dict[str, Any]]:
         """What users wrote about the issue's stored events, newest first."""
         with self.engine.connect() as connection:

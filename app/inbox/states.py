@@ -93,6 +93,15 @@ def after_ignored_event(connection: sqlalchemy.Connection, issue_id: int, status
     return True
 
 
+def ignore_ends(connection: sqlalchemy.Connection, issue_ids: list[int]) -> dict[int, tuple[float | None, int | None]]:
+    """When each ignored issue of `issue_ids` comes back, if it does: (at this time, at this event count)."""
+    if not issue_ids:
+        return {}
+    rows = connection.execute(select(ISSUES.c.id, ISSUES.c.ignored_until, ISSUES.c.ignored_until_count).where(
+        ISSUES.c.id.in_(issue_ids), ISSUES.c.status == IGNORED)).all()
+    return {issue_id: (until, count) for issue_id, until, count in rows}
+
+
 def history(connection: sqlalchemy.Connection, issue_id: int) -> list[dict[str, object]]:
     rows = connection.execute(
         select(CHANGES.c.at, CHANGES.c.actor, CHANGES.c.from_status, CHANGES.c.to_status, CHANGES.c.note)

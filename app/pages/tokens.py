@@ -1,5 +1,5 @@
 """`/tokens`: the upload tokens sentry-cli and the bundler plugins send source maps with
-(app/sourcemaps/tokens.py).
+(app/sourcemaps/tokens.py), then the API tokens of console users for Lookout's web API (tokens_api.py).
 
 Maintainers make a token for a project, with a label; its secret and the settings that go with it
 are shown once, then only its first 8 characters. They revoke tokens; viewers see the list
@@ -10,30 +10,21 @@ from __future__ import annotations
 
 import reflex as rx
 
-from app.components.forms import native_select, outcome, read_only, rows_table
+from app.components.forms import native_select, outcome, read_only, rows_table, token_row
 from app.components.layout import layout
 from app.components.refused import unless_refused
+from app.pages import tokens_api
+from app.pages.tokens_api_state import ApiTokensState
 from app.pages.tokens_state import TokensState, UploadTokenRow
 
-TITLE = "Upload tokens · Lookout"
+TITLE = "Tokens · Lookout"
+ON_LOAD = [TokensState.load, ApiTokensState.load]
 HEADERS = ["Label", "Project", "Token", "Created", "Created by", "Last used", "Revoked"]
 
 
 def token_row_view(row: rx.Var[UploadTokenRow]) -> rx.Component:
-    shown_id = row.id.to_string()
-    return rx.table.row(
-        rx.table.cell(row.label),
-        rx.table.cell(row.project),
-        rx.table.cell(rx.code(row.prefix)),
-        rx.table.cell(row.created),
-        rx.table.cell(row.created_by),
-        rx.table.cell(row.last_used, class_name="token-last-used"),
-        rx.table.cell(row.revoked_on, class_name="token-revoked"),
-        rx.cond(TokensState.may_change, rx.table.cell(rx.cond(~row.revoked, rx.button(
-            "Revoke", on_click=TokensState.revoke(row.id), size="1", color_scheme="red", variant="soft",
-            id="token-revoke-" + shown_id)))),
-        id="upload-token-" + shown_id, class_name="upload-token",
-    )
+    return token_row(TokensState, row, [row.label, row.project, rx.code(row.prefix), row.created, row.created_by],
+                     TokensState.revoke(row.id), "token", "upload-token")
 
 
 def tokens_table() -> rx.Component:
@@ -83,6 +74,8 @@ def page() -> rx.Component:
                 tokens_table(),
                 rx.cond(TokensState.read & (TokensState.tokens.length() == 0),
                         rx.text("No upload token yet.", size="2", id="tokens-none")),
+                rx.divider(),
+                tokens_api.section(),
                 width="100%", spacing="3",
             ),
         ),

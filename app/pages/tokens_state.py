@@ -5,14 +5,11 @@ Every handler is a public endpoint (app/console/state.py): it reads through `_sh
 something only for `_maintainer()`, and takes each argument as possibly anything (bounded text, a
 choice among the offered ones, a whole number). A refusal is a sentence in `error`.
 
-A new token's secret is in the state only to be shown once, to the maintainer who made it: it is
-cleared by their next action on the page, by "I have copied it", by the page's next load, and by
-`hold_secret` once the client has left the page or SHOWN_FOR_S after it was made (a tab closed or
-left open). It is never logged, nor written to Reflex's state files (`unpersisted`)."""
+A new token's secret is in the state only to be shown once, to the maintainer who made it
+(app/console/secret_once.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 
@@ -20,8 +17,8 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console import state as console
-from app.console.form_state import FormState, choice_of, is_row_id, project_of
+from app.console.form_state import choice_of, is_row_id, project_of
+from app.console.secret_once import SecretOnceState
 from app.console.state import ago
 from app.inbox.projects import Projects
 from app.settings import SETTINGS
@@ -29,7 +26,6 @@ from app.sourcemaps.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settin
 
 MAINTAINERS_ONLY = "Only a maintainer can make or revoke upload tokens."
 NO_TOKEN = "There is no such upload token."
-SHOWN_FOR_S = 600.0  # a new token's secret stays in the state at most this long
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,8 +55,8 @@ def token_row(token: TokenRow, names: dict[int, str], now: float) -> UploadToken
     )
 
 
-class TokensState(FormState, rx.State):
-    live_route = routes.TOKENS
+class TokensState(SecretOnceState, rx.State):
+    live_route = secret_route = routes.TOKENS
     maintainers_only = MAINTAINERS_ONLY
     unpersisted = ("secret_once", "settings_once")  # the settings hold the secret too
     tokens: list[UploadTokenRow] = []
@@ -69,8 +65,6 @@ class TokensState(FormState, rx.State):
     label: str = ""
     # The settings that go with the token just made (`secret_once`), shown once (see the docstring).
     settings_once: str = ""
-    _held_at: float = 0.0  # backend only: when this client's `hold_secret` task last ran (0: none)
-    _shown_at: float = 0.0  # backend only: when the secret shown was made
 
     async def _read(self) -> None:
         self._reading(self._viewer())
@@ -86,36 +80,9 @@ class TokensState(FormState, rx.State):
         if self.project not in self.projects:
             self.project = self.projects[0] if self.projects else ""
 
-    def _forget(self) -> None:
-        super()._forget()
+    def _drop_secret(self) -> None:
+        super()._drop_secret()
         self.settings_once = ""
-
-    @rx.event
-    def forget_secret(self) -> None:
-        """The maintainer has copied the secret: it goes."""
-        self.secret_once = self.settings_once = ""
-        self._admit()
-
-    @rx.event(background=True)
-    async def hold_secret(self) -> None:
-        """Clear the secret shown once when the client leaves /tokens, is no longer a maintainer, or
-        SHOWN_FOR_S after it was made: one task per client (as the watcher, it beats), only while
-        there is a secret."""
-        async with self:
-            if not self.secret_once or time.time() - self._held_at < 3 * console.REFRESH_S:
-                return
-            self._held_at = time.time()
-        while True:
-            await asyncio.sleep(console.REFRESH_S)
-            async with self:
-                left = self.router.url.path.rstrip("/") != routes.TOKENS
-                # Access checked on every turn: a maintainer whose session ended loses the secret too.
-                if left or time.time() - self._shown_at >= SHOWN_FOR_S or self._maintainer() is None:
-                    self.secret_once = self.settings_once = ""
-                if not self.secret_once:  # decided under the lock: a later secret starts a new task
-                    self._held_at = 0.0
-                    return
-                self._held_at = time.time()
 
     @rx.event
     def set_project(self, choice: str) -> None:
@@ -138,7 +105,7 @@ class TokensState(FormState, rx.State):
             if made is not None:
                 row, secret = made
                 self.label = ""
-                self.secret_once, self._shown_at = secret, time.time()
+                self._show_secret(secret)
                 self.settings_once = settings_text(row.project_id, secret, upload_url(SETTINGS.public_url))
                 self.notice = f"Token {row.id} made for {self.project}: copy it now, it is shown only once."
         await self._show()

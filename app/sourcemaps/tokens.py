@@ -11,36 +11,42 @@ Maintainers make and revoke tokens here or on the console's /tokens page:
     .venv/bin/python -m app.sourcemaps.tokens add PROJECT [--label L]   # PROJECT: its id or its name
     .venv/bin/python -m app.sourcemaps.tokens list
     .venv/bin/python -m app.sourcemaps.tokens revoke ID
+
+API tokens, for Sentry's web API, are another kind: `python -m app.inbox.tokens api --help` (app/webapi/cli.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import re
-import secrets
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 
 import sqlalchemy
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import insert, select, update
 
 from app import db
 from app.inbox.projects import PROJECTS
+from app.protocol.bearer import (
+    MAX_HEADER_CHARS as MAX_HEADER_CHARS,  # re-exported: callers of this module name it here
+    MAX_LABEL_CHARS,
+    SECRET,
+    TOUCH_EVERY_S,
+    BearerRefused,
+    bearer_secret,
+    day,
+    digest,
+    label_of,
+    new_secret,
+)
 from app.sourcemaps.tables import TOKENS
 
-MAX_HEADER_CHARS = 200  # of an Authorization header: "Bearer " and 64 hex digits fit with room to spare
-MAX_LABEL_CHARS = 100
-TOUCH_EVERY_S = 60.0  # last_used_at is written at most this often per token
 ORG = "lookout"  # any organization slug works: Lookout has one
 # Where the upload API is without LOOKOUT_PUBLIC_URL: the app's port, in prod (one port) and in dev
 # (Vite proxies /api/ to the backend, keeping the Host the chunk-upload URL is built from).
 LOCAL_URL = "http://localhost:3000"
-SECRET = re.compile(r"[0-9a-f]{64}")
 HOW_TO_GET_ONE = "a maintainer makes one with `python -m app.sourcemaps.tokens add PROJECT` or on the console's Tokens page"
 NO_TOKEN = f"No upload token: send `Authorization: Bearer <token>` (SENTRY_AUTH_TOKEN for sentry-cli); {HOW_TO_GET_ONE}."
 
@@ -70,30 +76,13 @@ COLUMNS = (TOKENS.c.id, TOKENS.c.project_id, TOKENS.c.label, TOKENS.c.prefix, TO
            TOKENS.c.created_by, TOKENS.c.last_used_at, TOKENS.c.revoked_at)
 
 
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def day(timestamp: float) -> str:
-    """A timestamp as the sentences and the CLI show it: "2026-11-24 16:05 UTC"."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def secret_of(authorization: str | None) -> str:
     """The secret in an `Authorization: Bearer <secret>` header value (at most MAX_HEADER_CHARS
     looked at), or `TokenRefused` (401) saying what is wrong with it."""
-    if authorization is not None and len(authorization) > MAX_HEADER_CHARS:
-        raise TokenRefused(401, f"The Authorization header is over {MAX_HEADER_CHARS} characters: an upload token "
-                                "is sent as `Bearer ` and its 64 hex digits.")
-    if not authorization or not authorization.strip():
-        raise TokenRefused(401, NO_TOKEN)
-    scheme, *rest = authorization.split(None, 1)
-    if scheme.lower() != "bearer":
-        raise TokenRefused(401, "Upload tokens are sent as `Authorization: Bearer <token>`, not with the "
-                                f"{scheme[:20]!r} scheme.")
-    if not rest or not rest[0].strip():
-        raise TokenRefused(401, NO_TOKEN)
-    return rest[0].strip()
+    try:
+        return bearer_secret(authorization, "upload token", NO_TOKEN)
+    except BearerRefused as exc:
+        raise TokenRefused(401, str(exc)) from None
 
 
 class Tokens:
@@ -107,10 +96,8 @@ class Tokens:
     def add(self, project_id: int, label: str = "", created_by: str = "cli") -> tuple[TokenRow, str]:
         """A new token for the project, and its secret (kept nowhere: show it now); `ValueError`
         with a sentence for an unknown project or a label too long."""
-        label = label.strip()
-        if len(label) > MAX_LABEL_CHARS or not label.isprintable():
-            raise ValueError(f"A token's label is one line of at most {MAX_LABEL_CHARS} characters.")
-        secret = secrets.token_hex(32)
+        label = label_of(label)
+        secret = new_secret()
         now = self.clock()
         with self.engine.begin() as connection:
             if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
@@ -152,15 +139,8 @@ class Tokens:
         token = TokenRow(*row)
         if token.revoked_at is not None:
             raise TokenRefused(401, f"This upload token was revoked on {day(token.revoked_at)}; {HOW_TO_GET_ONE}.")
-        now = self.clock()
-        if token.last_used_at is None or now - token.last_used_at >= TOUCH_EVERY_S:
-            with self.engine.begin() as connection:  # the condition again: of requests at once, one writes
-                connection.execute(update(TOKENS).where(
-                    TOKENS.c.id == token.id,
-                    or_(TOKENS.c.last_used_at.is_(None), TOKENS.c.last_used_at <= now - TOUCH_EVERY_S),
-                ).values(last_used_at=now))
-            token = replace(token, last_used_at=now)
-        return token
+        used = db.mark_used(self.engine, TOKENS, token.id, token.last_used_at, self.clock(), TOUCH_EVERY_S)
+        return replace(token, last_used_at=used)
 
 
 def upload_url(public_url: str) -> str:

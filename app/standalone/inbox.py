@@ -1,5 +1,5 @@
 """The inbox as a bare ASGI app (no Reflex, no pages): the tunnel and Sentry's ingest endpoints (security reports too),
-sentry-cli's upload API (app/sourcemaps/upload_api.py), the outbox, the feeder that reads it into
+sentry-cli's upload API (app/sourcemaps/upload_api.py), Sentry's web API (app/webapi), the outbox, the feeder that reads it into
 the inbox and the alert sender, in local mode (no SENTRY_DSN). Same code and settings as in the
 Reflex backend; used by the alerts' crash test and latency benchmark, and by the upload tests, to
 run in a process of its own:  `granian --interface asgi app.standalone.inbox:app`.
@@ -10,9 +10,12 @@ from __future__ import annotations
 from app import db, startup, wiring
 from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
 from app.sourcemaps import upload_api
+from app.webapi import routes as webapi_routes
+from app.webapi.cors import WebApiCors
 
-_served = upload_api.build(db.engine())
-_served.mount("", wiring.security.asgi(wiring.ingest.asgi(wiring.tunnel.asgi())))  # anything else: 404
+_uploads = upload_api.build(db.engine())
+_uploads.mount("", wiring.security.asgi(wiring.ingest.asgi(wiring.tunnel.asgi())))  # anything else: 404
+_served = WebApiCors(webapi_routes.mount(db.engine())(_uploads))  # Sentry's web API (app/webapi) in front
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:

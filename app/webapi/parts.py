@@ -1,0 +1,78 @@
+"""What every handler of the web API shares: the inbox's readers and triage (`Parts`), the JSON answer
+and error, the request's JSON body (bounded), its base URL, and issues in Sentry's shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+import sqlalchemy
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from app.console.accounts import env_users
+from app.inbox import issue_stats, states
+from app.inbox.reading import InboxReader
+from app.inbox.search import IssueSearch
+from app.inbox.triage import Triage
+from app.protocol.asgi import read_body
+from app.protocol.payloads import UnreadablePayload, load_object
+from app.settings import SETTINGS, Settings
+from app.sourcemaps.upload_api import base_url
+from app.webapi import lookup, shapes
+from app.webapi.lookup import BadRequest
+
+MAX_BODY_BYTES = 64 * 1024  # a PUT or POST body: a status, an assignee, a note of 10,000 characters
+
+
+@dataclass(frozen=True)
+class Parts:
+    engine: sqlalchemy.Engine
+    reader: InboxReader
+    search: IssueSearch
+    triage: Triage
+    settings: Settings = SETTINGS
+
+    @classmethod
+    def of(cls, engine: sqlalchemy.Engine, settings: Settings = SETTINGS) -> Parts:
+        """As the console has them: users of LOOKOUT_CONSOLE_USERS may be assigned issues too."""
+        return cls(engine, InboxReader(engine), IssueSearch(engine), Triage(engine, env_users()), settings)
+
+    def base(self, request: Request) -> str:
+        """scheme://host the client used, for the absolute URLs the MCP server wants."""
+        return base_url(request, self.settings) or f"http://{request.url.netloc}"
+
+
+def answer(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(content, status_code=status, headers=headers)
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=status)
+
+
+async def body(request: Request, settings: Settings) -> dict[str, Any]:
+    """The request's JSON object, at most MAX_BODY_BYTES (an empty body is `{}`)."""
+    raw = await read_body(request.receive, request.headers.get("content-length", ""), MAX_BODY_BYTES,
+                          settings.body_timeout_s)
+    if not raw.strip():
+        return {}
+    try:
+        return load_object(raw)
+    except UnreadablePayload as exc:
+        raise BadRequest(f"The body is not a JSON object: {exc}") from exc
+
+
+def shaped_issues(parts: Parts, rows: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
+    """Issues as IssueSearch shows them, in Sentry's shape (blocking: two grouped reads)."""
+    users = issue_stats.users_affected_of(parts.engine, [row["id"] for row in rows])
+    ids = lookup.user_ids(parts.engine)
+    with parts.engine.connect() as connection:
+        ignores = states.ignore_ends(connection, [row["id"] for row in rows if row["status"] == states.IGNORED])
+    return [shapes.issue(row, base, users.get(row["id"], 0), ids, ignores.get(row["id"])) for row in rows]
+
+
+async def shaped_issue(parts: Parts, row: dict[str, Any], base: str) -> dict[str, Any]:
+    [found] = await anyio.to_thread.run_sync(shaped_issues, parts, [row], base)
+    return found
