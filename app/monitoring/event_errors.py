@@ -15,6 +15,7 @@ sentry-sdk's logging integration leaves out of error events (no second copy of t
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import reflex as rx
@@ -47,7 +48,7 @@ def backend_exception_handler(exception: Exception) -> EventSpec:
     with event_tracing.failed_event_scope(processor) as info:
         if client_fault(exception):
             _log_refused(info.handler if info else "?", exception)
-            return _toast(STALE_TITLE, "Reload it and try again.")
+            return _stale_toast()
         client = sentry_sdk.get_client()
         event, hint = event_from_exception(
             exception, client_options=client.options, mechanism={"type": "reflex", "handled": False},
@@ -63,6 +64,13 @@ def backend_exception_handler(exception: Exception) -> EventSpec:
 def _toast(title: str, description: str) -> EventSpec:
     """The one toast a failed event shows (a later failure replaces it: same id)."""
     return rx.toast.error(title, description=description, id=TOAST_ID, position="top-center", duration=8000)
+
+
+@functools.cache
+def _stale_toast() -> EventSpec:
+    """The toast of an event the client got wrong, made once (an EventSpec is frozen): a client
+    sending thousands of such events must not make Reflex build thousands of the same toast."""
+    return _toast(STALE_TITLE, "Reload it and try again.")
 
 
 def _log_refused(handler: str, exception: BaseException) -> None:

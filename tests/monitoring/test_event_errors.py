@@ -51,6 +51,7 @@ def test_an_event_reflex_cannot_bind_is_not_reported_and_asks_for_a_reload(
     sentry_sdk.flush()
     assert transport.items("event") == []
     assert all(event_errors.STALE_TITLE in str(toast) for toast in toasts)
+    assert toasts[0] is toasts[1] is toasts[2]  # made once: a flood of such events builds no toast again
     refused = [r for r in caplog.records if r.name == event_errors.refused_logger.name]
     assert len(refused) == 1 and kind.__name__ in refused[0].getMessage()  # once per handler and kind
 

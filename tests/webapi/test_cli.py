@@ -4,10 +4,12 @@ revokes; what it cannot do is a sentence and exit status 2; the upload tokens' c
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ import sqlalchemy
 
 from app import db
 from app.console.accounts import Accounts
+from app.webapi import cli as api_cli
 from app.webapi.auth import ApiAuthError, authenticate
 from app.webapi.tokens import ApiTokens
 
@@ -26,6 +29,27 @@ def cli(database: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[s
     environ = {k: v for k, v in os.environ.items() if k not in ("LOOKOUT_PUBLIC_URL", "DATABASE_URL", "LOOKOUT_CONSOLE_USERS")}
     return subprocess.run([sys.executable, "-m", "app.inbox.tokens", *argv], cwd=ROOT, capture_output=True, text=True,
                           env={**environ, "DATABASE_URL": f"sqlite:///{database}", **env}, timeout=120)
+
+
+@pytest.fixture
+def in_process(database: Path, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The same commands through `cli.main` in this process (what `python -m app.inbox.tokens` runs
+    for them, as the tests above show): a process costs ~1.4 s of CPU to start and import."""
+    for name in ("LOOKOUT_PUBLIC_URL", "LOOKOUT_CONSOLE_USERS"):
+        monkeypatch.delenv(name, raising=False)
+    # (the configured database is read once per process: the command is pointed at this one)
+    monkeypatch.setattr(db, "migrated_engine", functools.partial(db.migrated_engine, f"sqlite:///{database}"))
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        try:
+            status = api_cli.main(list(argv))
+        except SystemExit as exit_:  # argparse's refusals
+            status = int(exit_.code or 0)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(argv), status, out, err)
+
+    return run
 
 
 @pytest.fixture
@@ -58,7 +82,10 @@ def test_api_prints_a_token_once_with_every_scope_the_role_allows(database: Path
     assert (row.label, row.created_by) == ("claude code", "cli")
 
 
-def test_api_takes_scopes_and_refuses_what_the_role_does_not_allow(database: Path) -> None:
+def test_api_takes_scopes_and_refuses_what_the_role_does_not_allow(
+    database: Path, in_process: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    cli = lambda _, *argv: in_process(*argv)  # noqa: E731 (the same calls as through a process)
     reader = cli(database, "api", "vera", "--scope", "event:read", "--scope", "org:read")
     assert reader.returncode == 0, reader.stderr
     assert "API token 1 for vera (viewer)" in reader.stdout and "Scopes: org:read event:read\n" in reader.stdout
@@ -78,7 +105,8 @@ def test_api_takes_scopes_and_refuses_what_the_role_does_not_allow(database: Pat
     assert len(ApiTokens(engine_of(database), {}).list()) == 1
 
 
-def test_api_list_and_api_revoke(database: Path) -> None:
+def test_api_list_and_api_revoke(database: Path, in_process: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    cli = lambda _, *argv: in_process(*argv)  # noqa: E731 (the same calls as through a process)
     secrets = [re.findall(r"^    ([0-9a-f]{64})$", cli(database, "api", name).stdout, re.MULTILINE)[0]
                for name in ("vera", "max")]
     Accounts(engine_of(database), from_env={}).remove_user("vera")
