@@ -41,6 +41,7 @@ from app.console.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Th
 from app.inbox.reading import InboxReader
 from app.inbox.search import Found, IssueSearch, SearchError
 from app.protocol.clients import client_address
+from app.protocol.json_answers import error
 from app.settings import SETTINGS
 
 PREFIX = "/api/inbox"
@@ -54,10 +55,6 @@ FOREIGN_PAGE = "Pages of other sites may not sign in or out of Lookout."
 
 class FormTooLarge(Exception):
     """The sign-in form is over MAX_FORM_BYTES (answered 413, the rest of it never read)."""
-
-
-def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"detail": message}, status_code=status)
 
 
 def _secure(request: Request, caller: access.Caller) -> bool:

@@ -8,12 +8,34 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 MAX_HEADER_CHARS = 200  # of an Authorization header: "Bearer " and 64 hex digits fit with room to spare
 MAX_LABEL_CHARS = 100
 TOUCH_EVERY_S = 60.0  # a token's last_used_at is written at most this often
 SECRET = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class IssuedToken:
+    """What every kind of token records beside whose it is, as listed (never its secret)."""
+
+    label: str
+    prefix: str  # the secret's first 8 characters
+    created_at: float
+    created_by: str
+    last_used_at: float | None
+    revoked_at: float | None
+
+
+ISSUED = ("label", "prefix", "created_at", "created_by", "last_used_at", "revoked_at")
+
+
+def issued(row: Any) -> dict[str, Any]:
+    """IssuedToken's fields of a database row (one with those columns)."""
+    return {name: getattr(row, name) for name in ISSUED}
 
 
 class BearerRefused(Exception):

@@ -35,9 +35,11 @@ from app.protocol.bearer import (
     SECRET,
     TOUCH_EVERY_S,
     BearerRefused,
+    IssuedToken,
     bearer_secret,
     day,
     digest,
+    issued,
     label_of,
     new_secret,
 )
@@ -61,15 +63,9 @@ class TokenRefused(Exception):
 
 
 @dataclass(frozen=True)
-class TokenRow:
+class TokenRow(IssuedToken):
     id: int
     project_id: int
-    label: str
-    prefix: str  # the secret's first 8 characters
-    created_at: float
-    created_by: str
-    last_used_at: float | None
-    revoked_at: float | None
 
 
 COLUMNS = (TOKENS.c.id, TOKENS.c.project_id, TOKENS.c.label, TOKENS.c.prefix, TOKENS.c.created_at,
@@ -106,7 +102,8 @@ class Tokens:
                 project_id=project_id, label=label, prefix=secret[:8], token_sha256=digest(secret),
                 created_at=now, created_by=created_by[:MAX_LABEL_CHARS],
             )))
-        return TokenRow(token_id, project_id, label, secret[:8], now, created_by[:MAX_LABEL_CHARS], None, None), secret
+        return TokenRow(token_id, project_id, label=label, prefix=secret[:8], created_at=now,
+                        created_by=created_by[:MAX_LABEL_CHARS], last_used_at=None, revoked_at=None), secret
 
     def list(self, project_id: int | None = None) -> list[TokenRow]:
         """Every token (revoked ones too), oldest first, or one project's."""
@@ -114,7 +111,7 @@ class Tokens:
         if project_id is not None:
             query = query.where(TOKENS.c.project_id == project_id)
         with self.engine.connect() as connection:
-            return [TokenRow(*row) for row in connection.execute(query)]
+            return [TokenRow(row.id, row.project_id, **issued(row)) for row in connection.execute(query)]
 
     def revoke(self, token_id: int) -> bool:
         """Revoke a token from now on (a token revoked before keeps its first date); False when
@@ -136,7 +133,7 @@ class Tokens:
             row = connection.execute(select(*COLUMNS).where(TOKENS.c.token_sha256 == digest(secret))).first()
         if row is None:
             raise unknown
-        token = TokenRow(*row)
+        token = TokenRow(row.id, row.project_id, **issued(row))
         if token.revoked_at is not None:
             raise TokenRefused(401, f"This upload token was revoked on {day(token.revoked_at)}; {HOW_TO_GET_ONE}.")
         used = db.mark_used(self.engine, TOKENS, token.id, token.last_used_at, self.clock(), TOUCH_EVERY_S)

@@ -36,8 +36,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.console import access
-from app.inbox.api import error
-from app.protocol.asgi import ClientGone, Refused, read_body
+from app.protocol.asgi import read_body
+from app.protocol.json_answers import SHARED_FAILURES, error, shared_failure
 from app.protocol.payloads import UnreadablePayload, load_object
 from app.settings import MIB, SETTINGS, Settings
 from app.sourcemaps import uploads
@@ -60,7 +60,6 @@ ACCEPT = ["release_files", "artifact_bundles", "artifact_bundles_v2"]  # v2: ask
 HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 NO_RELEASES = "Lookout keeps no releases: set release.create/finalize/setCommits to false."
 NO_ORGANIZATION = "Lookout has no organization API: any organization slug works for source-map uploads."
-BUSY = "The database is busy; try again."
 
 Handler = Callable[[Request, TokenRow], Awaitable[Response]]
 
@@ -110,13 +109,8 @@ def build(engine: sqlalchemy.Engine, settings: Settings = SETTINGS) -> Starlette
                 return await handler(request, token)
             except (TokenRefused, uploads.UploadRefused) as exc:
                 return error(exc.status, exc.sentence)
-            except Refused as exc:
-                return error(exc.status, exc.message)
-            except ClientGone:
-                return Response(status_code=400)  # nobody reads it
-            except sqlalchemy.exc.OperationalError as exc:
-                logger.warning("upload API: the database is busy or away: %s", exc)
-                return error(503, BUSY)
+            except SHARED_FAILURES as exc:
+                return shared_failure(exc, logger, "upload API")
 
         return checked
 

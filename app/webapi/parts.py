@@ -48,10 +48,6 @@ def answer(content: Any, status: int = 200, headers: dict[str, str] | None = Non
     return JSONResponse(content, status_code=status, headers=headers)
 
 
-def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"detail": message}, status_code=status)
-
-
 async def body(request: Request, settings: Settings) -> dict[str, Any]:
     """The request's JSON object, at most MAX_BODY_BYTES (an empty body is `{}`)."""
     raw = await read_body(request.receive, request.headers.get("content-length", ""), MAX_BODY_BYTES,

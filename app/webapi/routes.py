@@ -28,14 +28,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.states import StateError
-from app.protocol.asgi import ClientGone, Refused
+from app.protocol.json_answers import SHARED_FAILURES, error, shared_failure
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import is_upload_path
 from app.webapi import directory, issue_parts, issues, links
 from app.webapi.auth import ApiAuthError, ApiCaller, authenticate, is_api_token
 from app.webapi.lookup import BadRequest, NotFound, organization
 from app.webapi.paging import PagingError
-from app.webapi.parts import Parts, error
+from app.webapi.parts import Parts
 from app.webapi.paths import is_web_api_path
 
 logger = logging.getLogger(__name__)
@@ -96,13 +96,8 @@ def build(engine: sqlalchemy.Engine, settings: Settings = SETTINGS) -> Starlette
                 return error(404, str(exc))
             except (BadRequest, PagingError, SearchError, StateError) as exc:
                 return error(400, str(exc))
-            except Refused as exc:
-                return error(exc.status, exc.message)
-            except ClientGone:
-                return Response(status_code=400)  # nobody reads it
-            except sqlalchemy.exc.OperationalError as exc:
-                logger.warning("web API: the database is busy or away: %s", exc)
-                return error(503, "The database is busy; try again.")
+            except SHARED_FAILURES as exc:
+                return shared_failure(exc, logger, "web API")
             except Exception:  # a bug of Lookout's: logged (and reported), answered in the API's form
                 logger.exception("web API: %s %s failed", request.method, request.url.path)
                 return error(500, "Lookout failed to answer this request; the failure is logged.")

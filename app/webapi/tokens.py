@@ -23,7 +23,7 @@ from sqlalchemy import insert, select, update
 from app import db
 from app.console.accounts import MAX_NAME_CHARS, USERS, env_users
 from app.models import ApiToken, table_of
-from app.protocol.bearer import TOUCH_EVERY_S, digest, label_of, new_secret
+from app.protocol.bearer import TOUCH_EVERY_S, IssuedToken, digest, issued, label_of, new_secret
 from app.webapi.scopes import SCOPES, allowed_scopes, ordered
 
 API_TOKENS = table_of(ApiToken)
@@ -31,17 +31,11 @@ MAX_SCOPES = len(SCOPES)  # scopes a request to make a token may name (each at m
 
 
 @dataclass(frozen=True)
-class ApiTokenRow:
+class ApiTokenRow(IssuedToken):
     id: int
     user_name: str
     user_id: int | None  # the console_user row it was made for; None for a LOOKOUT_CONSOLE_USERS user
     scopes: tuple[str, ...]  # in SCOPES's order
-    label: str
-    prefix: str  # the secret's first 8 characters
-    created_at: float
-    created_by: str
-    last_used_at: float | None
-    revoked_at: float | None
 
 
 @dataclass(frozen=True)
@@ -61,8 +55,7 @@ COLUMNS = (API_TOKENS.c.id, API_TOKENS.c.user_name, API_TOKENS.c.user_id, API_TO
 
 
 def _row(row: sqlalchemy.Row) -> ApiTokenRow:
-    return ApiTokenRow(row.id, row.user_name, row.user_id, tuple(row.scopes.split()), row.label, row.prefix,
-                       row.created_at, row.created_by, row.last_used_at, row.revoked_at)
+    return ApiTokenRow(row.id, row.user_name, row.user_id, tuple(row.scopes.split()), **issued(row))
 
 
 def scopes_for(role: str, asked: Collection[str] | None) -> tuple[str, ...]:
@@ -122,7 +115,8 @@ class ApiTokens:
                 user_name=user_name, user_id=user_id, scopes=" ".join(chosen), label=label, prefix=secret[:8],
                 token_sha256=digest(secret), created_at=now, created_by=created_by,
             )))
-        return ApiTokenRow(token_id, user_name, user_id, chosen, label, secret[:8], now, created_by, None, None), secret
+        return ApiTokenRow(token_id, user_name, user_id, chosen, label=label, prefix=secret[:8], created_at=now,
+                           created_by=created_by, last_used_at=None, revoked_at=None), secret
 
     def list(self, user_name: str | None = None) -> builtins.list[ApiTokenRow]:
         """Every token (revoked ones and removed users' too), oldest first, or one user's."""

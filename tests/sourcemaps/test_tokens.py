@@ -49,7 +49,8 @@ def test_a_token_is_made_for_a_project_and_only_its_hash_is_kept(engine: sqlalch
     tokens = Tokens(engine, Clock(1_000.0))
     row, secret = tokens.add(2, "  billing-web CI  ", created_by="max")
     assert re.fullmatch("[0-9a-f]{64}", secret)
-    assert row == TokenRow(row.id, 2, "billing-web CI", secret[:8], 1_000.0, "max", None, None)
+    assert row == TokenRow(row.id, 2, label="billing-web CI", prefix=secret[:8], created_at=1_000.0, created_by="max",
+                           last_used_at=None, revoked_at=None)
     assert tokens.add(2)[1] != secret
     with engine.connect() as connection:
         stored = connection.execute(select(TOKENS)).mappings().all()

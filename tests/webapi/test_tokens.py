@@ -48,8 +48,8 @@ def test_a_token_is_made_for_a_user_with_all_their_role_allows_and_only_its_hash
     tokens = ApiTokens(engine, from_env={}, clock=Clock())  # at 1000.0
     row, secret = tokens.add("max", label="  claude code  ", created_by="max")
     assert re.fullmatch("[0-9a-f]{64}", secret)
-    assert row == ApiTokenRow(row.id, "max", user_id(engine, "max"), SCOPES, "claude code", secret[:8], 1_000.0, "max",
-                              None, None)
+    assert row == ApiTokenRow(row.id, "max", user_id(engine, "max"), SCOPES, label="claude code", prefix=secret[:8],
+                              created_at=1_000.0, created_by="max", last_used_at=None, revoked_at=None)
     viewer_row, viewer_secret = tokens.add("vera")
     assert viewer_row.scopes == READ and viewer_row.created_by == "cli" and viewer_secret != secret
     with engine.connect() as connection:
