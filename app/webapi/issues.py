@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from app.inbox.bulk import MAX_ISSUES
 from app.inbox.search import Found, parse
+from app.inbox.search.engine import MAX_HITS
 from app.webapi import changes, lookup, paging
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest
@@ -57,7 +58,7 @@ async def _listed(request: Request, caller: ApiCaller, parts: Parts, project_id:
     more = page.capped or start + len(page.issues) < page.total
     url = f"{base}{request.url.path}"
     return answer(shaped, headers={"Link": paging.link(url, request.query_params, start, size, more),
-                                   "X-Hits": str(page.total), "X-Max-Hits": "10000"})
+                                   "X-Hits": str(page.total), "X-Max-Hits": str(MAX_HITS)})
 
 
 async def project_list(request: Request, caller: ApiCaller, parts: Parts) -> Response:

@@ -148,7 +148,7 @@ class Client:
                 closed.set()
             return not closed.is_set()
 
-        looking = bool(self.unseen)
+        looking = bool(self.unseen)  # (`all_seen` is only ever set for a client looking)
         try:
             for background in (False, True):
                 for n, (name, payload) in enumerate(self.plan.events(phase, path, background), 1):
@@ -157,18 +157,14 @@ class Client:
                     probe = seq if self.probe_each_event else None
                     await sio.emit("event", {"name": name, "payload": payload, "router_data": router_data(path, probe)},
                                    namespace=NAMESPACE)
-                    if looking and n % ROUND == 0:
-                        if not await answered():
-                            self.write(kind="incomplete", connection=label)
-                            return
-                        if self.all_seen.is_set():
-                            break
-                if not (looking and self.all_seen.is_set()) and not await answered():
+                    if looking and n % ROUND == 0 and (not await answered() or self.all_seen.is_set()):
+                        break
+                if closed.is_set() or (not self.all_seen.is_set() and not await answered()):
                     self.write(kind="incomplete", connection=label)
                     return
-                if looking and self.all_seen.is_set():
+                if self.all_seen.is_set():
                     break
-            await asyncio.sleep(0 if looking and self.all_seen.is_set() else WATCH_WAIT_S)
+            await asyncio.sleep(0 if self.all_seen.is_set() else WATCH_WAIT_S)
             self.write(kind="incomplete" if closed.is_set() else "done", connection=label)
             if not closed.is_set():
                 left, sentinel = True, f"left-{uuid.uuid4().hex}"
