@@ -29,6 +29,7 @@ from reflex.app import App, default_backend_exception_handler, default_frontend_
 from reflex_base.config import get_config
 from reflex_base.event import EventSpec
 from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger, ignore_logger_for_sentry_logs
+from sentry_sdk.integrations.starlette import StarletteIntegration
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reflex_lookout.settings import MonitoringSettings
@@ -106,6 +107,9 @@ def server_sdk(settings: MonitoringSettings) -> Callable[[], contextlib.Abstract
                     send_default_pii=False, include_local_variables=False,
                     integrations=[LoggingIntegration(level=settings.log_level, event_level=logging.ERROR,
                                                      sentry_logs_level=settings.log_level)],
+                    # A transaction per static file and per websocket would be noise: the backend's
+                    # work is Reflex events (their transactions come with event_tracing, not moved yet).
+                    disabled_integrations=[StarletteIntegration()],
                 )
                 # The app's loggers (its package, named after app_name) pass records from log_level;
                 # unconfigured, Python's loggers pass WARNING and above only.
