@@ -163,6 +163,10 @@ def test_browser_error_frames_mapped_to_the_app_sources(run: Run) -> None:
     thrower = throwers[-1]
     assert thrower["filename"] == INDEX_MODULE, thrower
     assert "throw new Error" in (thrower.get("context_line") or ""), thrower
+    # ... and to the Python page that made that module, as Lookout's own pages are (tests/e2e/test_source_maps.py).
+    page = thrower.get("data", {}).get("python_page") or {}
+    assert (page.get("module"), page.get("function"), page.get("file")) == (
+        f"{APP_NAME}.{APP_NAME}", "index", f"{APP_NAME}/{APP_NAME}.py"), thrower
     assert not [frame for frame in found if frame.get("data", {}).get("sourcemap_error")], found
 
 
