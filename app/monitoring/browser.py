@@ -26,11 +26,13 @@ from app.monitoring import loader
 from app.settings import SETTINGS, Settings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
-HERE = Path(__file__).resolve().parent
-INIT_JS = HERE / "browser.js"
-ENTRY_CLIENT_JS = HERE / "entry.client.js"
+# The JavaScript lives in the plugin package (issue #27: one copy, which the wheel ships); until
+# app/ imports reflex_lookout, it is read from the source tree.
+JS = Path(__file__).resolve().parent.parent.parent / "plugin" / "src" / "reflex_lookout" / "js"
+INIT_JS = JS / "browser.js"
+ENTRY_CLIENT_JS = JS / "entry.client.js"
 # The SDK chunk, imported by root.jsx through import() only (browser.js).
-SDK_JS = HERE / "sdk.js"
+SDK_JS = JS / "sdk.js"
 SDK_MODULE = "app/lookout_sdk.js"
 CONFIG_ELEMENT_ID = "lookout-monitoring-config"
 

@@ -26,8 +26,9 @@ from reflex_base.vars.base import Var
 from app.settings import Settings
 
 HERE = Path(__file__).resolve().parent
-LOADER_JS = HERE / "loader.js"
 ROOT = HERE.parent.parent
+# In the plugin package (issue #27: one copy); read from the source tree until app/ imports reflex_lookout.
+LOADER_JS = ROOT / "plugin" / "src" / "reflex_lookout" / "js" / "loader.js"
 # Pinned in the Makefile (NPM_TOOLS), installed by `make setup` like bun, which rxconfig.py requires.
 ESBUILD = ROOT / ".tools" / "node_modules" / ".bin" / "esbuild"
 LOADER_MODULE = "app/lookout_loader.js"

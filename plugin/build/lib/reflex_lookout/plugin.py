@@ -1,0 +1,117 @@
+"""`Monitoring`: the one line in rxconfig.py, `plugins=[..., reflex_lookout.Monitoring()]`.
+
+Which of Reflex 0.10.1's plugin hooks carries which part (docs/design/reflex-plugin.md):
+- `__init__` (rxconfig.py's import, in every `reflex` command and backend process): the settings,
+  validated; a bad value stops the start with a sentence naming it;
+- `pre_compile`: `.web/app/entry.client.js` (with `provides_entry_client`), the SDK chunk, the
+  loader module, and the dev server's proxy of the tunnel path in `vite.config.js`;
+- `compile_page`: the app wrap that loads the SDK after hydration (`page_ctx.app_wrap_components`)
+  and the configuration + loader first in `<head>` (the app's `head_components`, reached through the
+  compile context; Reflex reads them after every page is compiled: reflex/compiler/compiler.py:1414);
+- `post_compile` (each backend process, before its ASGI stack and lifespan exist): the exception
+  handlers, the tunnel route and the server SDK (backend.py).
+
+Modules are imported inside the hooks: rxconfig.py is imported by every `reflex` command, most of
+which never compile or serve.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from reflex_base.plugins.base import Plugin, PostCompileContext, PreCompileContext
+from typing_extensions import Unpack
+
+from reflex_lookout.settings import Dsn, MonitoringSettings
+
+logger = logging.getLogger("reflex_lookout")
+
+
+class Monitoring(Plugin):
+    """Browser and server error reporting, tracing and logs for this Reflex app, through a tunnel on
+    its own origin, to the DSN in `SENTRY_DSN` (a Lookout project's or Sentry's). Each option given
+    here overrides its environment variable."""
+
+    def __init__(
+        self,
+        *,
+        dsn: str | Dsn | None = None,
+        environment: str | None = None,
+        release: str | None = None,
+        tunnel_path: str | None = None,
+        browser: bool | None = None,
+        server: bool | None = None,
+        traces_sample_rate: float | None = None,
+        log_level: str | int | None = None,
+        outbox: str | None = None,
+        route_load_timeout_ms: int | None = None,
+    ) -> None:
+        options = {
+            "dsn": dsn, "environment": environment, "release": release, "tunnel_path": tunnel_path,
+            "browser": browser, "server": server, "traces_sample_rate": traces_sample_rate,
+            "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
+        }
+        self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
+        self._attached: set[int] = set()  # id() of the apps attached in this process
+        self._head: list[Any] = []
+        if self.settings.dsn is None:
+            logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported.")
+
+    @property
+    def reports_browser(self) -> bool:
+        return self.settings.dsn is not None and self.settings.browser
+
+    def provides_entry_client(self) -> bool:
+        return self.reports_browser
+
+    def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
+        if not self.reports_browser:
+            return
+        from reflex.utils.prerequisites import get_web_dir
+        from reflex_base import constants
+        from reflex_base.config import get_config
+
+        from reflex_lookout import browser
+
+        web = get_web_dir()
+        settings = self.settings
+        context["add_save_task"](lambda: [
+            (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
+            (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
+            (str(web / browser.LOADER_MODULE), browser.loader_module(settings)),
+        ])
+        backend_url = get_config().api_url.rstrip("/")
+        context["add_modify_task"](
+            constants.ReactRouter.VITE_CONFIG_FILE,
+            lambda text: browser.add_sentry_flags(browser.add_proxy(text, (settings.tunnel_path,), backend_url),
+                                                  settings.debug),
+        )
+
+    def compile_page(self, page_ctx: Any, /, **kwargs: Any) -> None:
+        if not self.reports_browser:
+            return
+        from reflex_lookout import browser
+
+        page_ctx.app_wrap_components[browser.APP_WRAP_KEY] = browser.BrowserMonitoring.create()
+        app = getattr(kwargs.get("compile_context"), "app", None)
+        if app is None:
+            raise RuntimeError("reflex-lookout: Reflex compiled a page with no app in its compile context; "
+                               "this Reflex version is not supported (0.10.1 is).")
+        if not self._head or not any(c is self._head[0] for c in app.head_components):
+            self._head = browser.head_components()
+            app.head_components[:0] = self._head  # first: the loader runs before anything else
+
+    def post_compile(self, **context: Unpack[PostCompileContext]) -> None:
+        app = context["app"]
+        if self.settings.dsn is None or id(app) in self._attached:
+            return
+        self._attached.add(id(app))
+        from reflex_lookout import backend
+
+        backend.attach(app, self.settings)
+
+    def __repr__(self) -> str:
+        where = self.settings.dsn.netloc if self.settings.dsn else "nowhere"
+        return f"Monitoring(to {where}, tunnel {self.settings.tunnel_path})"

@@ -1,0 +1,221 @@
+"""The monitoring's settings: each `Monitoring(...)` option, else its environment variable, else the
+specification's value; a value that cannot be used raises `SettingsError` with a sentence naming
+where it came from (`Monitoring(dsn=...)` or `SENTRY_DSN`).
+
+Prototype (issue #27): `Dsn` is a copy of app/settings_parse.py's until app/ imports this package;
+then that module keeps only Lookout's own forms and this one is the single source.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+DEFAULT_TUNNEL_PATH = "/monitoring"
+OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden folders
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# What `Monitoring(...)` takes; every other field is the specification's.
+OPTIONS = ("dsn", "environment", "release", "tunnel_path", "browser", "server", "traces_sample_rate", "log_level",
+           "outbox", "route_load_timeout_ms")
+
+
+class SettingsError(ValueError):
+    """A setting holds a value the monitoring cannot use; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class Dsn:
+    """A parsed Sentry DSN: `{scheme}://{public_key}@{host}[:{port}]{path_prefix}/{project_id}`."""
+
+    scheme: str
+    public_key: str
+    host: str
+    port: int | None
+    path_prefix: str
+    project_id: str
+
+    @classmethod
+    def parse(cls, text: str, name: str = "DSN") -> Dsn:
+        """`name` says where the text came from, for the sentence of a `SettingsError`."""
+        try:
+            parts = urlsplit(text.strip())
+        except ValueError as exc:  # e.g. an unclosed "[" of an IPv6 address
+            raise SettingsError(f"{name} {text!r} is not a URL ({exc}).") from exc
+        if parts.scheme not in ("http", "https"):
+            raise SettingsError(f"{name} {text!r} must start with http:// or https://.")
+        if not parts.username or not parts.hostname:
+            raise SettingsError(f"{name} {text!r} must name a public key and a host (key@host).")
+        prefix, _, project_id = parts.path.rstrip("/").rpartition("/")
+        if not project_id.isdigit():
+            raise SettingsError(f"{name} {text!r} must end with a numeric project id.")
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise SettingsError(f"{name} {text!r} has an invalid port.") from exc
+        return cls(parts.scheme, parts.username, parts.hostname, port, prefix, project_id)
+
+    @property
+    def netloc(self) -> str:
+        return self.host if self.port is None else f"{self.host}:{self.port}"
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.public_key}@{self.netloc}{self.path_prefix}/{self.project_id}"
+
+    @property
+    def envelope_url(self) -> str:
+        """Sentry's ingestion endpoint for this DSN."""
+        return f"{self.scheme}://{self.netloc}{self.path_prefix}/api/{self.project_id}/envelope/"
+
+
+@dataclass(frozen=True)
+class MonitoringSettings:
+    """What the browser SDK, the server SDK and the tunnel are built from. Fields with no option
+    and no variable are fixed by the specification (the same values as Lookout's own)."""
+
+    dsn: Dsn | None = None  # None: nothing to report to; the plugin says so once and stays out of the way
+    environment: str = "development"
+    release: str | None = None
+    tunnel_path: str = DEFAULT_TUNNEL_PATH
+    browser: bool = True
+    server: bool = True
+    traces_sample_rate: float = 1.0
+    log_level: int = logging.INFO
+    # "": a SQLite file under the app's folder (`outbox_url`); "db": the app's own db_url; else a URL.
+    outbox: str = ""
+    route_load_timeout_ms: int = 3800
+    # Fixed by the specification (sections 8 and 9).
+    enable_logs: bool = True
+    debug: bool = False
+    max_breadcrumbs: int = 100
+    transport_buffer_size: int = 64
+    max_stack_frames: int = 50
+    max_stack_line_length: int = 1024
+    idle_span_timeout_ms: int = 1000
+    final_span_timeout_ms: int = 30000
+    child_span_timeout_ms: int = 15000
+    loader_envelope_max_bytes: int = 16384
+    ignored_errors: tuple[str, ...] = (
+        r"^Script error\.?$",
+        r"^Javascript error: Script error\.? on line 0$",
+        r"^ResizeObserver loop completed with undelivered notifications\.?$",
+        r"^ResizeObserver loop limit exceeded$",
+        r"_AutofillCallbackHandler",
+    )
+    not_found_route_id: str = "routes/[404]._index"
+
+    @classmethod
+    def resolve(cls, options: Mapping[str, object], env: Mapping[str, str]) -> MonitoringSettings:
+        """Each option given (not None), else its variable, else the default."""
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise SettingsError(f"Monitoring() has no option {unknown[0]!r}.")
+        read = _Reader(options, env)
+        defaults = cls()
+        return cls(
+            dsn=read.dsn("dsn", "SENTRY_DSN"),
+            environment=read.text("environment", "SENTRY_ENVIRONMENT")
+            or ("production" if env.get("REFLEX_ENV_MODE", "").strip() == "prod" else "development"),
+            release=read.text("release", "SENTRY_RELEASE") or None,
+            tunnel_path=read.path("tunnel_path", "LOOKOUT_TUNNEL_PATH") or defaults.tunnel_path,
+            browser=read.switch("browser", "LOOKOUT_BROWSER_MONITORING", defaults.browser),
+            server=read.switch("server", "LOOKOUT_SERVER_MONITORING", defaults.server),
+            traces_sample_rate=read.rate("traces_sample_rate", "SENTRY_TRACES_SAMPLE_RATE", defaults.traces_sample_rate),
+            log_level=read.level("log_level", "LOOKOUT_LOG_LEVEL", defaults.log_level),
+            outbox=read.text("outbox", "LOOKOUT_OUTBOX_URL"),
+            route_load_timeout_ms=read.positive("route_load_timeout_ms", "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS",
+                                                defaults.route_load_timeout_ms),
+        )
+
+    def outbox_url(self, app_root: Path, db_url: str | None) -> str:
+        """Where the outbox is: a SQLite file in the app's hidden `.lookout/` folder by default,
+        the app's `db_url` for `outbox="db"`, or the URL given. (Not used by the prototype yet.)"""
+        if self.outbox == "db":
+            if not db_url:
+                raise SettingsError('Monitoring(outbox="db") needs db_url in rxconfig.py, and it has none.')
+            return db_url
+        if self.outbox:
+            return self.outbox
+        return f"sqlite:///{app_root / OUTBOX_DIR / 'outbox.db'}"
+
+
+class _Reader:
+    """One value per call: the option if given, else the variable; the sentence names which."""
+
+    def __init__(self, options: Mapping[str, object], env: Mapping[str, str]) -> None:
+        self.options, self.env = options, env
+
+    def _raw(self, option: str, variable: str) -> tuple[object, str]:
+        value = self.options.get(option)
+        if value is not None:
+            return value, f"Monitoring({option}=...)"
+        return self.env.get(variable, "").strip(), variable
+
+    def text(self, option: str, variable: str) -> str:
+        value, source = self._raw(option, variable)
+        if not isinstance(value, str):
+            raise SettingsError(f"{source} must be a string, not {type(value).__name__}.")
+        return value.strip()
+
+    def dsn(self, option: str, variable: str) -> Dsn | None:
+        value, source = self._raw(option, variable)
+        if isinstance(value, Dsn):
+            return value
+        if not isinstance(value, str):
+            raise SettingsError(f"{source} must be a DSN string, not {type(value).__name__}.")
+        return Dsn.parse(value, source) if value.strip() else None
+
+    def path(self, option: str, variable: str) -> str:
+        text = self.text(option, variable)
+        if text and (not text.startswith("/") or text.rstrip("/") == "" or "?" in text or "#" in text):
+            _, source = self._raw(option, variable)
+            raise SettingsError(f"{source} {text!r} must be an absolute path like /monitoring.")
+        return text.rstrip("/")
+
+    def switch(self, option: str, variable: str, default: bool) -> bool:
+        value, source = self._raw(option, variable)
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if not text:
+            return default
+        if text not in ("on", "off", "true", "false", "1", "0"):
+            raise SettingsError(f"{source} {text!r} must be on or off.")
+        return text in ("on", "true", "1")
+
+    def rate(self, option: str, variable: str, default: float) -> float:
+        value, source = self._raw(option, variable)
+        if value == "":
+            return default
+        try:
+            rate = float(value)  # type: ignore[arg-type]  # a str from the environment, or a number given
+        except (TypeError, ValueError):
+            rate = math.nan
+        if not 0.0 <= rate <= 1.0:
+            raise SettingsError(f"{source} {value!r} must be a number from 0 to 1.")
+        return rate
+
+    def level(self, option: str, variable: str, default: int) -> int:
+        value, source = self._raw(option, variable)
+        if isinstance(value, int) and not isinstance(value, bool) and logging.getLevelName(value) in LOG_LEVELS:
+            return value
+        text = str(value).strip().upper()
+        if not text:
+            return default
+        if text not in LOG_LEVELS:
+            raise SettingsError(f"{source} {value!r} must be one of {', '.join(LOG_LEVELS)}.")
+        return logging.getLevelName(text)
+
+    def positive(self, option: str, variable: str, default: int) -> int:
+        value, source = self._raw(option, variable)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        text = str(value).strip()
+        if not text:
+            return default
+        if not text.isdigit() or int(text) == 0:
+            raise SettingsError(f"{source} {value!r} must be a positive whole number.")
+        return int(text)

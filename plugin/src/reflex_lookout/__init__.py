@@ -1,0 +1,14 @@
+"""reflex-lookout: Lookout's monitoring for any Reflex app, in one line of rxconfig.py:
+
+    config = rx.Config(app_name="my_app", plugins=[reflex_lookout.Monitoring()])
+
+Browser and server errors, traces and logs go through a tunnel on the app's own origin to the DSN in
+SENTRY_DSN (a Lookout project's or Sentry's). Options of `Monitoring(...)` override the environment.
+Prototype (issue #27): what works and what is still in Lookout's app/ is in docs/design/reflex-plugin.md.
+"""
+
+from reflex_lookout.plugin import Monitoring
+from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
+
+__all__ = ["Dsn", "Monitoring", "MonitoringSettings", "SettingsError"]
+__version__ = "0.1.0.dev0"

@@ -1,0 +1,153 @@
+"""Browser monitoring of the host app: the configuration and the loader first in every page's
+`<head>`, `@sentry/react` after hydration (an app wrap in `root.jsx` that imports the SDK chunk),
+React's root error callbacks in `entry.client.js`, and the dev server's proxy of the tunnel path.
+
+The JavaScript (`js/*.js`) is Lookout's, moved here (issue #27): one copy, shipped in the wheel.
+`js/loader.min.js` is `loader.js` minified by the pinned esbuild (`make plugin-assets` in the
+next session; made by hand for the prototype), so a host app needs no esbuild.
+
+Prototype (issue #27): `browser_config`, `head_components`, `BrowserMonitoring`, `add_proxy` and
+`add_sentry_flags` repeat app/monitoring/browser.py, loader.py and vite_config.py until app/ imports
+this package; then those modules go.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import reflex as rx
+from reflex_base.utils.imports import ImportDict, ImportVar
+from reflex_base.vars import VarData
+from reflex_base.vars.base import Var
+
+from reflex_lookout.settings import MonitoringSettings
+
+SENTRY_REACT = "@sentry/react@11.12.0"
+JS = Path(__file__).resolve().parent / "js"
+INIT_JS = JS / "browser.js"
+SDK_JS = JS / "sdk.js"
+ENTRY_CLIENT_JS = JS / "entry.client.js"
+LOADER_MIN_JS = JS / "loader.min.js"
+SDK_MODULE = "app/lookout_sdk.js"
+LOADER_MODULE = "app/lookout_loader.js"
+CONFIG_ELEMENT_ID = "lookout-monitoring-config"
+CONFIG_NAME = "LOOKOUT_CONFIG_JSON"
+LOADER_NAME = "LOOKOUT_LOADER"
+# Just outside Reflex's error boundary (55): the configuration stays on a page showing the fallback.
+APP_WRAP_KEY = (56, "LookoutMonitoring")
+
+
+def browser_config(settings: MonitoringSettings) -> dict[str, Any]:
+    """What the browser SDK is initialised with (and what every page carries as JSON)."""
+    return {
+        "dsn": str(settings.dsn),
+        "tunnel": settings.tunnel_path,
+        "environment": settings.environment,
+        "release": settings.release,
+        "tracesSampleRate": settings.traces_sample_rate,
+        "enableLogs": settings.enable_logs,
+        "debug": settings.debug,
+        "maxBreadcrumbs": settings.max_breadcrumbs,
+        "transportBufferSize": settings.transport_buffer_size,
+        "maxStackFrames": settings.max_stack_frames,
+        "maxStackLineLength": settings.max_stack_line_length,
+        "idleTimeoutMs": settings.idle_span_timeout_ms,
+        "finalTimeoutMs": settings.final_span_timeout_ms,
+        "childSpanTimeoutMs": settings.child_span_timeout_ms,
+        "routeLoadTimeoutMs": settings.route_load_timeout_ms,
+        "loaderEnvelopeMaxBytes": settings.loader_envelope_max_bytes,
+        "ignoreErrors": list(settings.ignored_errors),
+        "notFoundRouteId": settings.not_found_route_id,
+    }
+
+
+def config_json(settings: MonitoringSettings) -> str:
+    """The configuration as JSON that is safe inside a `<script>` element (no `<`, `>`, `&`)."""
+    text = json.dumps(browser_config(settings), separators=(",", ":"), sort_keys=True)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+def loader_module(settings: MonitoringSettings) -> str:
+    """The text of `.web/app/lookout_loader.js`: the configuration and the minified loader, as strings."""
+    if not LOADER_MIN_JS.exists():
+        raise RuntimeError(f"reflex-lookout is incomplete: {LOADER_MIN_JS} is missing (the wheel ships it).")
+    return (
+        f"export const {CONFIG_NAME} = {json.dumps(config_json(settings))};\n"
+        f"export const {LOADER_NAME} = {json.dumps(LOADER_MIN_JS.read_text().strip())};\n"
+    )
+
+
+def _server_only(name: str) -> Var:
+    """The module's string in the server render; "" in the browser bundle (Vite replaces
+    `import.meta.env.SSR` with false there, and the bundler drops the import)."""
+    return Var(
+        f'(import.meta.env.SSR ? {name} : "")',
+        _var_data=VarData(imports={f"$/{LOADER_MODULE}": [ImportVar(tag=name)]}),
+    )
+
+
+def head_components() -> list[rx.Component]:
+    """The configuration element, then the loader, for the front of `App.head_components`."""
+    keep = {"suppressHydrationWarning": True}
+    return [
+        rx.el.script(_server_only(CONFIG_NAME), type="application/json", id=CONFIG_ELEMENT_ID, custom_attrs=keep),
+        rx.el.script(_server_only(LOADER_NAME), custom_attrs=keep),
+    ]
+
+
+class BrowserMonitoring(rx.Component):
+    """The app wrap that loads the SDK after interactive; its React component is defined by
+    `browser.js`. Nothing of Sentry's is imported by root.jsx: the npm package is only installed."""
+
+    tag = "LookoutMonitoring"
+    lib_dependencies: list[str] = [SENTRY_REACT]
+
+    def add_imports(self) -> ImportDict:
+        return {
+            "react": [ImportVar(tag="useEffect"), ImportVar(tag="useRef"), ImportVar(tag="Fragment")],
+            "react-router": [ImportVar(tag="useNavigation"), ImportVar(tag="useLocation"), ImportVar(tag="useMatches")],
+            "@emotion/react": [ImportVar(tag="jsx")],
+        }
+
+    def add_custom_code(self) -> list[str]:
+        return [INIT_JS.read_text()]
+
+
+# vite.config.js: Reflex writes it once and re-edits it on every compile, so each edit sits between
+# markers and replaces its own earlier version (idempotent).
+SERVER_ANCHOR = "  server: {\n"
+BASE_ANCHOR = re.compile(r"^  base: .*\n", re.MULTILINE)
+
+
+def _block(name: str, indent: str, body: str) -> str:
+    return f"{indent}// lookout-{name}\n{indent}{body}\n{indent}// end lookout-{name}\n"
+
+
+def _without(name: str, config_js: str) -> str:
+    return re.sub(rf" *// lookout-{name}\n.*?\n *// end lookout-{name}\n", "", config_js, flags=re.DOTALL)
+
+
+def add_proxy(config_js: str, paths: Sequence[str], backend_url: str) -> str:
+    """`vite.config.js` with exactly one proxy block, for `paths`: in dev the page's origin is Vite's
+    (:3000), the tunnel is the backend's (:8000)."""
+    without = _without("tunnel-proxy", config_js)
+    if SERVER_ANCHOR not in without:
+        raise RuntimeError("vite.config.js has no `server: {` block; Reflex changed its template.")
+    entry = json.dumps({path: {"target": backend_url, "changeOrigin": False, "xfwd": True} for path in paths})
+    return without.replace(SERVER_ANCHOR, SERVER_ANCHOR + _block("tunnel-proxy", "    ", f"proxy: {entry},"), 1)
+
+
+def add_sentry_flags(config_js: str, debug: bool) -> str:
+    """`vite.config.js` whose `define` sets Sentry's `__SENTRY_DEBUG__` build flag (once)."""
+    without = _without("sentry-flags", config_js)
+    anchor = BASE_ANCHOR.search(without)
+    if anchor is None:
+        raise RuntimeError("vite.config.js has no top-level `base:` entry; Reflex changed its template.")
+    define = json.dumps({"__SENTRY_DEBUG__": json.dumps(debug)})
+    return without[: anchor.end()] + _block("sentry-flags", "  ", f"define: {define},") + without[anchor.end():]

@@ -1,0 +1,86 @@
+"""The plugin's hooks: what each adds to the host app, once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from reflex.app import default_backend_exception_handler, default_frontend_exception_handler
+
+from reflex_lookout import Monitoring, browser
+
+DSN = "http://3f2a@127.0.0.1:3000/2"
+
+
+@dataclass
+class FakeApp:
+    """The attributes of `rx.App` the plugin's hooks read and write."""
+
+    head_components: list[Any] = field(default_factory=list)
+    api_transformer: Any = None
+    frontend_exception_handler: Any = default_frontend_exception_handler
+    backend_exception_handler: Any = default_backend_exception_handler
+    lifespan_tasks: list[Any] = field(default_factory=list)
+
+    def register_lifespan_task(self, task: Any) -> Any:
+        self.lifespan_tasks.append(task)
+        return task
+
+
+@dataclass
+class FakePage:
+    app_wrap_components: dict[Any, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FakeCompile:
+    app: FakeApp
+
+
+@pytest.fixture(autouse=True)
+def _no_dsn_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SENTRY_DSN", raising=False)
+
+
+def test_each_page_gets_the_sdk_wrap_and_the_head_gets_config_and_loader_first_once() -> None:
+    plugin, app = Monitoring(dsn=DSN), FakeApp(head_components=["theirs"])
+    for _ in range(3):
+        page = FakePage()
+        plugin.compile_page(page, compile_context=FakeCompile(app))
+        assert browser.APP_WRAP_KEY in page.app_wrap_components
+    assert len(app.head_components) == 3 and app.head_components[2] == "theirs"
+    assert browser.CONFIG_ELEMENT_ID in str(app.head_components[0])
+
+
+def test_the_backend_is_attached_once_with_the_tunnel_innermost() -> None:
+    plugin, app = Monitoring(dsn=DSN), FakeApp(api_transformer=["their routes"])
+    plugin.post_compile(app=app)
+    plugin.post_compile(app=app)
+    assert app.api_transformer[1:] == ["their routes"] and len(app.api_transformer) == 2
+    assert app.frontend_exception_handler is not default_frontend_exception_handler
+    assert app.backend_exception_handler.__name__ == "backend_exception_handler"
+    assert len(app.lifespan_tasks) == 1
+
+
+def test_without_a_dsn_nothing_is_added() -> None:
+    plugin, app, page = Monitoring(), FakeApp(), FakePage()
+    plugin.compile_page(page, compile_context=FakeCompile(app))
+    plugin.post_compile(app=app)
+    assert page.app_wrap_components == {} and app.head_components == [] and app.api_transformer is None
+
+
+def test_a_custom_backend_handler_still_answers() -> None:
+    def backend_exception_handler(exception: Exception) -> str:
+        return "their toast"
+
+    plugin, app = Monitoring(dsn=DSN), FakeApp(backend_exception_handler=backend_exception_handler)
+    plugin.post_compile(app=app)
+    assert app.backend_exception_handler(ValueError("x")) == "their toast"
+
+
+def test_the_vite_proxy_edit_is_idempotent() -> None:
+    config = 'export default {\n  base: "/",\n  server: {\n    port: 3000,\n  },\n};\n'
+    once = browser.add_sentry_flags(browser.add_proxy(config, ("/monitoring",), "http://localhost:8000"), False)
+    twice = browser.add_sentry_flags(browser.add_proxy(once, ("/monitoring",), "http://localhost:8000"), False)
+    assert once == twice and once.count('"/monitoring"') == 1 and '"__SENTRY_DEBUG__": "false"' in once

@@ -1,0 +1,194 @@
+"""Issue #27's "Done when": another Reflex app gets Lookout's monitoring from `reflex-lookout` and one line.
+
+The plugin is built as a wheel (from a copy of plugin/) and installed with reflex==0.10.1 into a virtual
+environment of its own; `reflex init --template blank` makes a new app there (offline: the project's bun),
+whose rxconfig.py gets the one line `reflex_lookout.Monitoring()` and whose page has a button that throws in
+the browser (from a function compiled into the page's route module), a button whose event handler raises and
+one whose handler logs at INFO. A real Lookout receives (the inbox alone under granian,
+tests/sourcemaps/second_lookout.py), with a project for each run: the app's `SENTRY_DSN` is that project's
+DSN, and `SENTRY_AUTH_TOKEN`/`SENTRY_URL`/`SENTRY_ORG`/`SENTRY_PROJECT` a Lookout upload token for it. The app
+runs in prod (`reflex run --env prod`), then in dev (`reflex run`); each time Chromium visits it, clicks the
+three buttons and every request the browser made is recorded. Then, in the Lookout's database: the browser
+error (its frames mapped to the app's route module), the handler's error (its Python frame, and in the trace
+of the page load), the log line; and in the browser's requests: reports posted to the app's own
+`/monitoring`, nothing to the Lookout's port.
+
+Against the prototype on branch i27-plugin these assertions FAIL, on purpose (the next session's work):
+- `test_browser_error_frames_mapped_to_the_app_sources` (prod and dev): the prototype has no source-map
+  step (no debug IDs, no upload in `post_build`), so the prod frames stay minified `/assets/...js`; in dev
+  the frames name Vite's modules, which a Lookout maps only for a project that lists that dev server
+  (design §7, not built).
+- `test_handler_error_in_the_page_load_trace` (prod and dev): event tracing is not in the plugin yet
+  (design §10), so the handler's error carries a trace of its own, not the page load's.
+Every other assertion is expected to pass against the prototype (its tunnel is a pass-through to the DSN).
+
+The times of each step are printed at the end of the module (run it with `-s`) and are in
+docs/design/reflex-plugin.md §11.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser
+
+from app.inbox.projects import Projects
+from app.sourcemaps.tokens import Tokens
+from tests.e2e.other_reflex_app import (
+    APP_NAME,
+    BROWSER_ERROR,
+    HANDLER_ERROR,
+    INDEX_MODULE,
+    LOG_LINE,
+    STEPS,
+    OtherAppServer,
+    Received,
+    Visit,
+    app_env,
+    build_wheel,
+    frames,
+    make_app,
+    make_venv,
+    step,
+    visit,
+)
+from tests.sourcemaps.second_lookout import SecondLookout, second_lookout
+
+MODES = ["prod", "dev"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def timings() -> Iterator[None]:
+    STEPS.clear()
+    yield
+    print("\nreflex-lookout end-to-end, each step (wall s, CPU s of this process and all its descendants):")
+    for name, (wall, cpu) in STEPS.items():
+        print(f"  {name:<48} {wall:7.1f} {cpu:7.1f}")
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("reflex-plugin")
+
+
+@pytest.fixture(scope="module")
+def lookout(work: Path) -> Iterator[SecondLookout]:
+    (work / "lookout").mkdir()
+    with step("Lookout (inbox under granian) started"):
+        found = second_lookout(work / "lookout")
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+@pytest.fixture(scope="module")
+def built(work: Path) -> tuple[Path, Path]:
+    """The other app's venv and folder: the wheel built and installed, the app made and given the one line."""
+    with step("wheel built (pip wheel, isolated)"):
+        wheel = build_wheel(work)
+    with step("venv + pip install reflex==0.10.1 <wheel>"):
+        venv = make_venv(work, wheel)
+    with step("reflex init --template blank + the one line"):
+        root = make_app(work / APP_NAME, venv)
+    return venv, root
+
+
+@dataclass
+class Run:
+    mode: str
+    server: OtherAppServer
+    visit: Visit
+    received: Received
+    lookout_port: int
+
+
+@pytest.fixture(scope="module", params=MODES)
+def run(request: pytest.FixtureRequest, built: tuple[Path, Path], lookout: SecondLookout, browser: Browser,
+        work: Path) -> Iterator[Run]:
+    """The other app served in one mode, reporting to a project of its own in the Lookout, visited once."""
+    mode = request.param
+    venv, root = built
+    project = Projects(lookout.engine).add(f"other-app-{mode}")
+    _row, token = Tokens(lookout.engine).add(project.id, label=f"other app {mode}")
+    dsn = f"http://{project.public_key}@127.0.0.1:{lookout.server.port}/{project.id}"
+    env = {**app_env(venv, dsn), "SENTRY_URL": lookout.server.url, "SENTRY_AUTH_TOKEN": token,
+           "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id)}
+    server = OtherAppServer(root, venv, env, work / f"{mode}.log", dev=mode == "dev")
+    try:
+        with step(f"{mode}: reflex run until it answers"):
+            server.start()
+        with step(f"{mode}: Chromium visit (load, three clicks, flush)"):
+            seen = visit(browser, server.url)
+        yield Run(mode, server, seen, Received(lookout.engine, project.id), lookout.server.port)
+    finally:
+        server.stop()
+        print(f"\n{mode} app log: {server.log_path}; Lookout's: {lookout.server.log}")
+
+
+def _context(run: Run) -> str:
+    return f"\n--- {run.mode} app log:\n{run.server.log_tail(40)}\n--- browser console:\n" + "\n".join(run.visit.console[-20:])
+
+
+def test_browser_reports_go_through_the_app_own_tunnel(run: Run) -> None:
+    app_origin = urlsplit(run.server.url).netloc
+    to_lookout = [f"{method} {url}" for method, url in run.visit.requests if urlsplit(url).port == run.lookout_port]
+    assert not to_lookout, to_lookout
+    tunnel_posts = [url for method, url in run.visit.requests
+                    if method == "POST" and urlsplit(url).path == "/monitoring"]
+    assert tunnel_posts, f"no POST to /monitoring: {run.visit.requests}{_context(run)}"
+    assert all(urlsplit(url).netloc == app_origin for url in tunnel_posts), tunnel_posts
+    # Nothing else the browser posted looks like a report to anywhere else.
+    others = [url for method, url in run.visit.requests if method == "POST" and "envelope" in url]
+    assert not others, others
+
+
+def test_browser_error_arrives(run: Run) -> None:
+    event = run.received.error(BROWSER_ERROR)
+    assert event is not None, f"the browser error is not in the Lookout's project{_context(run)}"
+    assert event["platform"] == "javascript" and event["sdk"]["name"].startswith("sentry.javascript"), event["sdk"]
+
+
+def test_browser_error_frames_mapped_to_the_app_sources(run: Run) -> None:
+    """FAILS against the prototype: no source maps (prod), no dev-server mapping for another app (dev)."""
+    event = run.received.error(BROWSER_ERROR)
+    assert event is not None, f"the browser error is not in the Lookout's project{_context(run)}"
+    found = frames(event)
+    throwers = [frame for frame in found if frame.get("function") == "otherAppThrowLater"]
+    assert throwers, [(f.get("filename"), f.get("function"), f.get("lineno")) for f in found]
+    thrower = throwers[-1]
+    assert thrower["filename"] == INDEX_MODULE, thrower
+    assert "throw new Error" in (thrower.get("context_line") or ""), thrower
+    # ... and to the Python page that made that module, as Lookout's own pages are (tests/e2e/test_source_maps.py).
+    page = thrower.get("data", {}).get("python_page") or {}
+    assert (page.get("module"), page.get("function"), page.get("file")) == (
+        f"{APP_NAME}.{APP_NAME}", "index", f"{APP_NAME}/{APP_NAME}.py"), thrower
+    assert not [frame for frame in found if frame.get("data", {}).get("sourcemap_error")], found
+
+
+def test_handler_error_arrives_with_its_python_frame(run: Run) -> None:
+    event = run.received.error(HANDLER_ERROR)
+    assert event is not None, f"the handler's error is not in the Lookout's project{_context(run)}"
+    assert event["platform"] == "python" and event["sdk"]["name"] == "sentry.python", event["sdk"]
+    assert any(frame.get("function") == "fail" and (frame.get("filename") or "").endswith(f"{APP_NAME}.py")
+               for frame in frames(event)), frames(event)
+    assert run.visit.toast, "the user saw no toast for the handler's error"
+
+
+def test_handler_error_in_the_page_load_trace(run: Run) -> None:
+    """FAILS against the prototype: event tracing is not in the plugin yet."""
+    event = run.received.error(HANDLER_ERROR)
+    assert event is not None, f"the handler's error is not in the Lookout's project{_context(run)}"
+    page_loads = {row["trace_id"] for row in run.received.transactions("pageload")}
+    assert page_loads, f"no page load transaction in the Lookout's project{_context(run)}"
+    assert event["contexts"]["trace"]["trace_id"] in page_loads, (event["contexts"]["trace"], page_loads)
+
+
+def test_log_line_arrives(run: Run) -> None:
+    lines = run.received.log_lines(LOG_LINE)
+    assert lines, f"the log line is not in the Lookout's project{_context(run)}"
+    assert lines[0]["level"] == "info" and lines[0]["body"] == f"{LOG_LINE} (1)", lines
