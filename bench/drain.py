@@ -27,7 +27,8 @@ from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import PENDING, OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.protocol.ratelimits import RateLimits
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 
 FILL_BATCH = 500
 POLL_S = 0.02

@@ -41,13 +41,13 @@ from app import db
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.ingest.store import InboxStore
-from app.settings import Dsn
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.map_cache import MapCache, ParsedMap, parse
 from app.sourcemaps.symbolicate import Symbolicator
 from bench.browser_stacks import Chunk, Stacks, chunks_of, find_build, mapped
 from bench.harness.feeding import fed_per_second, unscrubbed
 from bench.harness.stats import percentile
+from reflex_lookout.settings import Dsn
 
 WARM_GOAL_MS = 0.5
 RATE_GOAL = 0.7

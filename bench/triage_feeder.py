@@ -31,9 +31,9 @@ from sentry_sdk.integrations.stdlib import StdlibIntegration
 from app import db
 from app.ingest.feeder import BATCH
 from app.ingest.store import InboxStore
-from app.settings import Dsn
 from bench import envelope
 from bench.harness.feeding import fed_per_second, unscrubbed
+from reflex_lookout.settings import Dsn
 
 LOCAL_DSN = "http://bench@localhost/1"
 BROWSERS = [("Chrome", "124.0.0"), ("Safari", "17.4"), ("Firefox", "125.0"), ("Edge", "124.0.0"), ("Chrome", "123.0.0")]

@@ -16,7 +16,8 @@ import pytest
 import sentry_sdk
 import sqlalchemy
 
-from app.settings import SETTINGS, Dsn
+from app.settings import SETTINGS
+from reflex_lookout.settings import Dsn
 from tests import netns, pg_databases, services
 from tests.environment import IN_CI, LOCAL_DSN
 

@@ -2,7 +2,8 @@ import logging
 
 import pytest
 
-from app.settings import Dsn, LocalDsnUnknown, Settings, SettingsError, local_dsn_with
+from app.settings import LocalDsnUnknown, Settings, local_dsn_with
+from reflex_lookout.settings import Dsn, SettingsError
 
 
 def test_dsn_parts_and_round_trip() -> None:
@@ -94,9 +95,9 @@ def test_bad_route_timeout_is_refused(value: str) -> None:
 
 def test_server_reporting_defaults_and_overrides() -> None:
     defaults = Settings.from_env({})
-    assert defaults.server_monitoring is True and defaults.log_level == logging.INFO
+    assert defaults.server is True and defaults.log_level == logging.INFO
     settings = Settings.from_env({"LOOKOUT_SERVER_MONITORING": "off", "LOOKOUT_LOG_LEVEL": "warning"})
-    assert settings.server_monitoring is False and settings.log_level == logging.WARNING
+    assert settings.server is False and settings.log_level == logging.WARNING
 
 
 @pytest.mark.parametrize("value", ["verbose", "10", "warn"])

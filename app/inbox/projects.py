@@ -20,7 +20,8 @@ import sqlalchemy
 from sqlalchemy import func, insert, select
 
 from app.models import InboxProject, table_of
-from app.settings import LOCAL_PROJECT_ID, Dsn, Settings, local_dsn_with
+from app.settings import LOCAL_PROJECT_ID, Settings, local_dsn_with
+from reflex_lookout.settings import Dsn
 
 PROJECTS = table_of(InboxProject)
 DEFAULT_HOST = "localhost:3000"

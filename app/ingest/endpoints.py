@@ -31,7 +31,7 @@ from app.monitoring.tunnel import Tunnel
 from app.protocol import auth, encodings, envelope, legacy_store, payloads
 from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
 from app.protocol.ratelimits import category_of
-from app.settings import Dsn, SettingsError
+from reflex_lookout.settings import Dsn, SettingsError
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
 CORS = [

@@ -40,7 +40,7 @@ from app.inbox.tables import QUOTA_COUNTS as COUNTS
 from app.ingest.quota_settings import QuotaSettings
 from app.protocol.asgi import Refused
 from app.protocol.ratelimits import category_of
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 
 SHARE = 0.1  # of what a window had left at the last sync, admitted by one worker before the next
 COUNTED = ("error", "default", "security")  # Sentry's error categories, as X-Sentry-Rate-Limits names them

@@ -57,8 +57,8 @@ from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
 from app.monitoring.outbox import TABLE as OUTBOX
 from app.protocol import encodings, envelope, payloads
-from app.settings import Dsn, SettingsError
 from app.sourcemaps.symbolicate import Symbolicator
+from reflex_lookout.settings import Dsn, SettingsError
 
 logger = logging.getLogger(__name__)
 FIND_PROJECT = select(PROJECTS.c.id).where(

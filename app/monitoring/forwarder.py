@@ -35,7 +35,8 @@ from app.monitoring.outbox import Delivery, OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.protocol.ratelimits import RateLimits
 from app.protocol.retry import backoff
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 
 logger = logging.getLogger(__name__)
 

@@ -104,7 +104,7 @@ _started = False
 def start(settings: Settings, store: OutboxStore, on_commit: Callable[[str], None]) -> OutboxTransport | None:
     """Initialise sentry-sdk for this process (once; a second call does nothing)."""
     global _started
-    if _started or not settings.server_monitoring:
+    if _started or not settings.server:
         return None
     _started = True
     options = server_options(settings)

@@ -41,7 +41,8 @@ from app.protocol.asgi import (
     serve_lifespan,
 )
 from app.protocol.ratelimits import RateLimits, category_of
-from app.settings import Dsn, Settings, SettingsError
+from app.settings import Settings
+from reflex_lookout.settings import Dsn, SettingsError
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import binascii
 from urllib.parse import parse_qs
 
 from app.protocol.asgi import Refused, Scope
-from app.settings import Dsn, SettingsError
+from reflex_lookout.settings import Dsn, SettingsError
 
 
 def sentry_key(scope: Scope) -> str:

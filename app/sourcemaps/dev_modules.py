@@ -31,9 +31,10 @@ from urllib.parse import unquote, unquote_to_bytes
 
 import httpx
 
-from app.settings import LOCAL_PROJECT_ID, MIB
+from app.settings import LOCAL_PROJECT_ID
 from app.sourcemaps.maps import MapLookup, PageSource, StoredMap
 from app.sourcemaps.pages import page_sources
+from reflex_lookout.settings import MIB
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ from sqlalchemy import insert, select, update
 from app import db
 from app.alerts import channels
 from app.alerts.alert import ERROR_BYTES, Delivered
-from app.settings import Settings, SettingsError
+from app.settings import Settings
+from reflex_lookout.settings import SettingsError
 from tests.concurrency import all_at_once
 
 CHANNELS = channels.CHANNELS

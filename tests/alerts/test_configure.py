@@ -17,7 +17,7 @@ from app.alerts.rules import Rules
 from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.models import Alert
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 
 SLACK = "https://hooks.slack.com/services/T000/B000/abcdefghWXYZ"

@@ -29,7 +29,8 @@ from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.models import WorkerLease
 from app.monitoring.outbox import OutboxStore
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, local_row

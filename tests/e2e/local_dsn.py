@@ -3,7 +3,8 @@ database (app/inbox/projects.py), so tests read it there, as the app's pages do 
 
 from __future__ import annotations
 
-from app.settings import LOCAL_PROJECT_ID, Dsn, local_dsn_with
+from app.settings import LOCAL_PROJECT_ID, local_dsn_with
+from reflex_lookout.settings import Dsn
 from tests.e2e.app_server import AppServer
 from tests.services import read_value
 

@@ -20,7 +20,7 @@ from app.ingest.filter_settings import FilterSettings
 from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 
 SCRUB = ScrubbingSettings(scrub_ip_addresses=True, sensitive_fields=("ssn", "iban_note"), safe_fields=("order_id",))

@@ -12,7 +12,7 @@ import pytest
 from app.inbox.reading import FACET_VALUES, TraceReader
 from app.inbox.search import SearchError
 from app.ingest.store import InboxStore
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.monitoring.envelopes import build
 

@@ -20,7 +20,7 @@ from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.protocol.asgi import Receive, Scope, Send, respond
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 
 

@@ -25,7 +25,8 @@ from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.ratelimits import RateLimits
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import error
 from tests.ingest.helpers import Clock, http, in_inbox, not_found, served, sqlite_inbox

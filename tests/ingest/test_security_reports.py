@@ -21,7 +21,8 @@ from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
 from app.protocol.asgi import respond
 from app.protocol.ratelimits import RateLimits
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 from tests.factories import error, query, titles
 from tests.monitoring.envelopes import build
 

@@ -13,7 +13,7 @@ from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.incoming import UnknownProject
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, event_envelope, query, sentry_sdk_envelopes, store_all
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, build

@@ -17,7 +17,7 @@ from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill, backfill_step, pending
 from app.monitoring.outbox import OutboxStore
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import as_of_revision, local_rows, query, sentry_sdk_envelopes
 

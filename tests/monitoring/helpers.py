@@ -9,7 +9,8 @@ from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 
 from app.monitoring.outbox import PENDING
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 from tests.monitoring.upstream import Upstream
 
 

@@ -13,7 +13,8 @@ from reflex.utils.prerequisites import get_web_dir
 from app import db
 from app.inbox.projects import Projects, settle_local_dsn
 from app.monitoring import browser, loader
-from app.settings import Settings, SettingsError
+from app.settings import Settings
+from reflex_lookout.settings import SettingsError
 from tests.environment import LOCAL_ENV
 
 

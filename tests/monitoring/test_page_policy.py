@@ -10,7 +10,8 @@ import pytest
 from starlette.responses import HTMLResponse, JSONResponse
 
 from app.monitoring.page_policy import PagePolicy, report_uri
-from app.settings import Dsn, Settings
+from app.settings import Settings
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_ENV
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, SettingsState
-from app.settings import Dsn
+from reflex_lookout.settings import Dsn
 from tests.console import clients
 from tests.console.clients import LOOPBACK, STRANGER, call, shown, signed_in, with_users
 from tests.environment import LOCAL_DSN

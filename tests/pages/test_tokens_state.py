@@ -21,9 +21,9 @@ from app.console.state import REFUSED
 from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
-from app.settings import Dsn
 from app.sourcemaps.tables import TOKENS
 from app.sourcemaps.tokens import TokenRefused, Tokens
+from reflex_lookout.settings import Dsn
 from tests.console.clients import LOOPBACK, STRANGER, client_state, persisted, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 

@@ -17,9 +17,10 @@ from app import db
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
-from app.settings import Dsn, Settings
+from app.settings import Settings
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import Tokens
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.sourcemaps.reflex_like_build import V8_FRAME

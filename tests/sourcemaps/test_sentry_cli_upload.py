@@ -26,9 +26,9 @@ from sqlalchemy import select
 from app import db
 from app.inbox.projects import Project, Projects
 from app.ingest.store import InboxStore
-from app.settings import Dsn
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import Tokens
+from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.sourcemaps.real_build import ESBUILD, SENTRY_CLI

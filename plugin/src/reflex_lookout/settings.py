@@ -2,8 +2,9 @@
 specification's value; a value that cannot be used raises `SettingsError` with a sentence naming
 where it came from (`Monitoring(dsn=...)` or `SENTRY_DSN`).
 
-Prototype (issue #27): `Dsn` is a copy of app/settings_parse.py's until app/ imports this package;
-then that module keeps only Lookout's own forms and this one is the single source.
+The single source of every monitoring setting: Lookout's own `app.settings.Settings` subclasses
+`MonitoringSettings` and reads only its own fields (inbox, alerts, uploads) itself. How one value is
+read (a DSN, a switch, a number): `Reader`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
+MIB = 1024 * 1024
 OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden folders
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # What `Monitoring(...)` takes; every other field is the specification's.
@@ -70,6 +73,11 @@ class Dsn:
         """Sentry's ingestion endpoint for this DSN."""
         return f"{self.scheme}://{self.netloc}{self.path_prefix}/api/{self.project_id}/envelope/"
 
+    @property
+    def auth_header(self) -> str:
+        """`X-Sentry-Auth` for requests to `envelope_url`."""
+        return f"Sentry sentry_version=7, sentry_key={self.public_key}, sentry_client=lookout-tunnel/1.0"
+
 
 @dataclass(frozen=True)
 class MonitoringSettings:
@@ -87,6 +95,29 @@ class MonitoringSettings:
     # "": a SQLite file under the app's folder (`outbox_url`); "db": the app's own db_url; else a URL.
     outbox: str = ""
     route_load_timeout_ms: int = 3800
+    # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
+    extra_tunnel_dsns: tuple[Dsn, ...] = ()
+    # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
+    tunnel_origins: tuple[str, ...] = ()
+    # How many X-Forwarded-For entries, added by proxies on this machine, are believed
+    # (LOOKOUT_TRUSTED_PROXY_HOPS; reflex_lookout/protocol/clients.py). 0 believes none.
+    trusted_proxy_hops: int = 1
+    # Caps, modelled on Sentry Relay's defaults.
+    max_item_bytes: int = 1 * MIB
+    max_request_bytes: int = 20 * MIB
+    max_envelope_bytes: int = 100 * MIB
+    outbox_max_bytes: int = 512 * MIB
+    # Intake rates, in bytes as received per minute, per client address and per DSN (project key):
+    # past them the tunnel (and Lookout's ingest endpoints) answer 429 (intake_limits.py). 0: no limit.
+    ingest_bytes_per_min_per_client: int = 256 * MIB
+    ingest_bytes_per_min_per_key: int = 1024 * MIB
+    # A request's whole body must arrive within this (a trickling client is answered 408).
+    body_timeout_s: int = 30
+    # Delivery to upstream; retries: the first after about LOOKOUT_RETRY_BASE_S, doubling up to the max.
+    forward_concurrency: int = 4
+    forward_timeout_s: float = 10.0
+    retry_base_s: float = 1.0
+    retry_max_s: float = 300.0
     # Fixed by the specification (sections 8 and 9).
     enable_logs: bool = True
     debug: bool = False
@@ -110,13 +141,19 @@ class MonitoringSettings:
     @classmethod
     def resolve(cls, options: Mapping[str, object], env: Mapping[str, str]) -> MonitoringSettings:
         """Each option given (not None), else its variable, else the default."""
+        return cls(**cls.fields_from(options, env))
+
+    @classmethod
+    def fields_from(cls, options: Mapping[str, object], env: Mapping[str, str]) -> dict[str, Any]:
+        """The monitoring's fields, as `resolve` makes them: a subclass (Lookout's settings) adds its own."""
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise SettingsError(f"Monitoring() has no option {unknown[0]!r}.")
-        read = _Reader(options, env)
-        defaults = cls()
-        return cls(
+        read = Reader(options, env)
+        defaults = MonitoringSettings()
+        return dict(
             dsn=read.dsn("dsn", "SENTRY_DSN"),
+            # Unset: what `reflex run` was started as (it sets REFLEX_ENV_MODE before the app is imported).
             environment=read.text("environment", "SENTRY_ENVIRONMENT")
             or ("production" if env.get("REFLEX_ENV_MODE", "").strip() == "prod" else "development"),
             release=read.text("release", "SENTRY_RELEASE") or None,
@@ -128,6 +165,21 @@ class MonitoringSettings:
             outbox=read.text("outbox", "LOOKOUT_OUTBOX_URL"),
             route_load_timeout_ms=read.positive("route_load_timeout_ms", "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS",
                                                 defaults.route_load_timeout_ms),
+            # Variables only (no option): the tunnel's and the forwarder's limits.
+            extra_tunnel_dsns=tuple(Dsn.parse(d) for d in read.words("SENTRY_TUNNEL_ALLOWED_DSNS")),
+            tunnel_origins=tuple(o.rstrip("/") for o in read.words("LOOKOUT_TUNNEL_ALLOWED_ORIGINS")),
+            trusted_proxy_hops=read.whole("LOOKOUT_TRUSTED_PROXY_HOPS", defaults.trusted_proxy_hops),
+            max_item_bytes=read.positive("", "LOOKOUT_MAX_ITEM_BYTES", defaults.max_item_bytes),
+            max_request_bytes=read.positive("", "LOOKOUT_MAX_REQUEST_BYTES", defaults.max_request_bytes),
+            max_envelope_bytes=read.positive("", "LOOKOUT_MAX_ENVELOPE_BYTES", defaults.max_envelope_bytes),
+            outbox_max_bytes=read.positive("", "LOOKOUT_OUTBOX_MAX_BYTES", defaults.outbox_max_bytes),
+            ingest_bytes_per_min_per_client=read.whole("LOOKOUT_INGEST_BYTES_PER_MIN_PER_CLIENT",
+                                                       defaults.ingest_bytes_per_min_per_client),
+            ingest_bytes_per_min_per_key=read.whole("LOOKOUT_INGEST_BYTES_PER_MIN_PER_KEY",
+                                                    defaults.ingest_bytes_per_min_per_key),
+            body_timeout_s=read.positive("", "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
+            retry_base_s=float(read.positive("", "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s))),
+            retry_max_s=float(read.positive("", "LOOKOUT_RETRY_MAX_S", int(defaults.retry_max_s))),
         )
 
     def outbox_url(self, app_root: Path, db_url: str | None) -> str:
@@ -142,14 +194,15 @@ class MonitoringSettings:
         return f"sqlite:///{app_root / OUTBOX_DIR / 'outbox.db'}"
 
 
-class _Reader:
-    """One value per call: the option if given, else the variable; the sentence names which."""
+class Reader:
+    """One value per call: the option if given, else the variable; the sentence names which. An
+    option of "" is never given (a variable alone); Lookout reads its own variables with this too."""
 
     def __init__(self, options: Mapping[str, object], env: Mapping[str, str]) -> None:
         self.options, self.env = options, env
 
     def _raw(self, option: str, variable: str) -> tuple[object, str]:
-        value = self.options.get(option)
+        value = self.options.get(option) if option else None
         if value is not None:
             return value, f"Monitoring({option}=...)"
         return self.env.get(variable, "").strip(), variable
@@ -219,3 +272,15 @@ class _Reader:
         if not text.isdigit() or int(text) == 0:
             raise SettingsError(f"{source} {value!r} must be a positive whole number.")
         return int(text)
+
+    def whole(self, variable: str, default: int) -> int:
+        text = self.env.get(variable, "").strip()
+        if not text:
+            return default
+        if not text.isdigit():
+            raise SettingsError(f"{variable} {text!r} must be a whole number (0 or more).")
+        return int(text)
+
+    def words(self, variable: str) -> list[str]:
+        """A list in a variable, separated by commas or spaces."""
+        return self.env.get(variable, "").replace(",", " ").split()
