@@ -20,7 +20,6 @@ from app import db
 from app.alerts.channels import sync_env_channels
 from app.alerts.sender import AlertSender
 from app.background.leases import Lease
-from app.background.supervisor import supervise
 from app.inbox.projects import settle_local_dsn
 from app.inbox.retention import Caps, Retention
 from app.ingest.endpoints import Ingest
@@ -34,11 +33,12 @@ from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.ratelimits import RateLimits
 from app.settings import SETTINGS
 from app.sourcemaps.dev_modules import with_dev_server
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.symbolicate import Symbolicator
+from reflex_lookout.background import supervise
+from reflex_lookout.protocol.ratelimits import RateLimits
 
 limits = RateLimits()
 stats = TunnelStats()

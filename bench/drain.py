@@ -26,8 +26,8 @@ from app import db
 from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import PENDING, OutboxStore
 from app.monitoring.stats import TunnelStats
-from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
 
 FILL_BATCH = 500

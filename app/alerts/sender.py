@@ -46,8 +46,8 @@ from app.alerts.alert import AlertItem, Channel, Delivered
 from app.alerts.tables import ALERTS, DELIVERIES
 from app.background.leases import Lease
 from app.inbox.tables import PROJECTS
-from app.protocol.retry import backoff
 from app.settings import Settings
+from reflex_lookout.protocol.retry import backoff
 
 logger = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.protocol.clients import all_loopback, as_address, forwarded_chain, is_loopback
 from app.settings import SETTINGS
+from reflex_lookout.protocol.clients import all_loopback, as_address, forwarded_chain, is_loopback
 
 MAX_NAME_CHARS = 1024  # a longer Host or Origin is no name of ours
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")

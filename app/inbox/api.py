@@ -40,9 +40,9 @@ from app.console import access
 from app.console.accounts import COOKIE, MAX_NAME_CHARS, SESSION_S, Accounts, Throttle, session_cookie
 from app.inbox.reading import InboxReader
 from app.inbox.search import Found, IssueSearch, SearchError
-from app.protocol.clients import client_address
 from app.protocol.json_answers import error
 from app.settings import SETTINGS
+from reflex_lookout.protocol.clients import client_address
 
 PREFIX = "/api/inbox"
 SIGN_IN, SIGN_OUT = f"{PREFIX}/signin", f"{PREFIX}/signout"

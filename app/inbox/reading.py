@@ -19,8 +19,9 @@ from sqlalchemy import select
 from app.inbox import states
 from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
 from app.monitoring.outbox import TABLE as OUTBOX
-from app.protocol import encodings, envelope, payloads
+from app.protocol import payloads
 from app.protocol.fields import seconds
+from reflex_lookout.protocol import encodings, envelope
 
 logger = logging.getLogger(__name__)
 # What an outbox row that cannot be read back raises.

@@ -28,9 +28,10 @@ from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.monitoring.intake import unreadable
 from app.monitoring.tunnel import Tunnel
-from app.protocol import auth, encodings, envelope, legacy_store, payloads
-from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
-from app.protocol.ratelimits import category_of
+from app.protocol import auth, legacy_store, payloads
+from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
+from reflex_lookout.protocol.ratelimits import category_of
 from reflex_lookout.settings import Dsn, SettingsError
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")

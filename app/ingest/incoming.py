@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy
 
-from app.protocol import encodings, envelope
+from reflex_lookout.protocol import encodings, envelope
 
 EVENT_ITEM_TYPES = ("event",)
 COUNTED_ITEM_TYPES = ("session", "sessions", "client_report")

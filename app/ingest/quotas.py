@@ -38,8 +38,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from app.inbox.project_settings import CACHE_S, ProjectSettingsStore
 from app.inbox.tables import QUOTA_COUNTS as COUNTS
 from app.ingest.quota_settings import QuotaSettings
-from app.protocol.asgi import Refused
-from app.protocol.ratelimits import category_of
+from reflex_lookout.protocol.asgi import Refused
+from reflex_lookout.protocol.ratelimits import category_of
 from reflex_lookout.settings import Dsn
 
 SHARE = 0.1  # of what a window had left at the last sync, admitted by one worker before the next

@@ -21,10 +21,11 @@ from urllib.parse import parse_qs
 
 from app.ingest.endpoints import CORS, Ingest
 from app.monitoring.intake_limits import Buckets
-from app.protocol import auth, encodings, security_reports
-from app.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, refuse, respond
+from app.protocol import auth, security_reports
 from app.protocol.fields import cut
-from app.protocol.ratelimits import category_of
+from reflex_lookout.protocol import encodings
+from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, refuse, respond
+from reflex_lookout.protocol.ratelimits import category_of
 
 PATH = re.compile(r"^/api/(\d+)/security/?$")
 MAX_BODY_BYTES = 256 * 1024  # a CSP report is ~1 KB; a batch of MAX_REPORTS with long samples fits

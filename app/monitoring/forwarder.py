@@ -33,9 +33,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.background.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
 from app.monitoring.stats import TunnelStats
-from app.protocol.ratelimits import RateLimits
-from app.protocol.retry import backoff
 from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.protocol.retry import backoff
 from reflex_lookout.settings import Dsn
 
 logger = logging.getLogger(__name__)

@@ -23,11 +23,12 @@ import anyio
 import anyio.to_thread
 
 from app.monitoring.intake_limits import Buckets, IntakeLimits
-from app.protocol import containers, encodings, envelope
-from app.protocol.asgi import Receive, Refused, Request, read_body
-from app.protocol.clients import client_address, forwarded_chain
-from app.protocol.envelope import Envelope
+from app.protocol import containers
 from app.settings import Settings
+from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.protocol.asgi import Receive, Refused, Request, read_body
+from reflex_lookout.protocol.clients import client_address, forwarded_chain
+from reflex_lookout.protocol.envelope import Envelope
 
 T = TypeVar("T")
 

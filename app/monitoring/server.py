@@ -34,7 +34,7 @@ from app.settings import Settings
 # itself, and the servers' access logs (one record per request, the tunnel's posts included).
 QUIET_LOGGERS = (
     "app.monitoring.tunnel", "app.monitoring.forwarder", "app.monitoring.outbox",
-    "app.monitoring.server_transport", "app.background.supervisor", "app.ingest.feeder", "granian.access", "uvicorn.access",
+    "app.monitoring.server_transport", "reflex_lookout.background", "app.ingest.feeder", "granian.access", "uvicorn.access",
 )
 APP_LOGGER = "app"  # the parent of every logger in this code base
 # The route Reflex reports for a page it does not know (router_data "pathname" of an event there).

@@ -20,7 +20,7 @@ from sentry_sdk.transport import Transport
 from sentry_sdk.worker import BackgroundWorker
 
 from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
-from app.protocol.ratelimits import category_of
+from reflex_lookout.protocol.ratelimits import category_of
 
 logger = logging.getLogger(__name__)
 

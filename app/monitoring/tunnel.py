@@ -26,8 +26,9 @@ from app.monitoring.intake import Intake
 from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
 from app.monitoring.outbox_writer import OutboxWriter
 from app.monitoring.stats import TunnelStats
-from app.protocol import envelope
-from app.protocol.asgi import (
+from app.settings import Settings
+from reflex_lookout.protocol import envelope
+from reflex_lookout.protocol.asgi import (
     ASGIApp,
     ClientGone,
     Receive,
@@ -40,8 +41,7 @@ from app.protocol.asgi import (
     respond,
     serve_lifespan,
 )
-from app.protocol.ratelimits import RateLimits, category_of
-from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits, category_of
 from reflex_lookout.settings import Dsn, SettingsError
 
 logger = logging.getLogger(__name__)

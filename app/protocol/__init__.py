@@ -1,3 +1,4 @@
-"""Sentry's wire formats and HTTP plumbing, pure: envelopes, content encodings, containers, auth
-forms, rate-limit headers, retry delays, client addresses and the ASGI helpers. Imports no domain
-package (only app.settings)."""
+"""Sentry's wire formats on the ingest side, pure: containers, auth forms, the /store/ bodies,
+payloads, fields, security reports. The envelope, encodings, ASGI helpers, client addresses,
+rate-limit headers and retry delays the tunnel needs too are the plugin's (reflex_lookout/protocol/).
+Imports no domain package (only app.settings)."""

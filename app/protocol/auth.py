@@ -18,7 +18,7 @@ from __future__ import annotations
 import binascii
 from urllib.parse import parse_qs
 
-from app.protocol.asgi import Refused, Scope
+from reflex_lookout.protocol.asgi import Refused, Scope
 from reflex_lookout.settings import Dsn, SettingsError
 
 

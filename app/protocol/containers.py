@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator
 
-from app.protocol.envelope import CONTAINER_ITEM_TYPES, MAX_RECORDS, STRICT_JSON, Envelope, EnvelopeError, Item
+from reflex_lookout.protocol.envelope import CONTAINER_ITEM_TYPES, MAX_RECORDS, STRICT_JSON, Envelope, EnvelopeError, Item
 
 _BLANK = re.compile(r"[ \t\r\n]*")
 

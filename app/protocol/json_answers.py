@@ -9,7 +9,7 @@ import logging
 import sqlalchemy
 from starlette.responses import JSONResponse, Response
 
-from app.protocol.asgi import ClientGone, Refused
+from reflex_lookout.protocol.asgi import ClientGone, Refused
 
 BUSY = "The database is busy; try again."
 # What `shared_failure` answers: catch these, then hand the exception to it.

@@ -22,8 +22,8 @@ from __future__ import annotations
 import binascii
 from urllib.parse import parse_qs
 
-from app.protocol import encodings
-from app.protocol.asgi import Scope
+from reflex_lookout.protocol import encodings
+from reflex_lookout.protocol.asgi import Scope
 
 # A transparent 1×1 GIF: the answer to a pixel client's GET (Relay answers these 35 bytes too).
 PIXEL = b"GIF89a\x01\x00\x01\x00\x00\xff\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x00;"

@@ -19,7 +19,7 @@ import re
 from itertools import accumulate
 from typing import Any
 
-from app.protocol.envelope import STRICT_JSON
+from reflex_lookout.protocol.envelope import STRICT_JSON
 
 MAX_DEPTH = 128
 

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.protocol.envelope import STRICT_JSON
 from app.sourcemaps import pages
 from app.sourcemaps.maps import DEBUG_ID, PageSource
+from reflex_lookout.protocol.envelope import STRICT_JSON
 
 logger = logging.getLogger(__name__)
 

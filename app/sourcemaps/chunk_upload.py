@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from app.protocol.encodings import DecodeError, decode
 from app.sourcemaps.uploads import UploadRefused
+from reflex_lookout.protocol.encodings import DecodeError, decode
 
 SHA1 = re.compile(r"[0-9a-f]{40}")
 FIELDS = {"file": "", "file_gzip": "gzip"}  # field → the coding of its data

@@ -8,10 +8,10 @@ run in a process of its own:  `granian --interface asgi app.standalone.inbox:app
 from __future__ import annotations
 
 from app import db, startup, wiring
-from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
 from app.sourcemaps import upload_api
 from app.webapi import routes as webapi_routes
 from app.webapi.cors import WebApiCors
+from reflex_lookout.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
 _uploads = upload_api.build(db.engine())
 _uploads.mount("", wiring.security.asgi(wiring.ingest.asgi(wiring.tunnel.asgi())))  # anything else: 404

@@ -7,7 +7,7 @@ the pipeline in a process of its own:  `uvicorn app.standalone.tunnel:app`.
 from __future__ import annotations
 
 from app import startup, wiring
-from app.protocol.asgi import Receive, Scope, Send, serve_lifespan
+from reflex_lookout.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
 _tunnel = wiring.tunnel.asgi()
 

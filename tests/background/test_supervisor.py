@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from app.background.supervisor import supervise
+from reflex_lookout.background import supervise
 
 pytestmark = pytest.mark.anyio
 

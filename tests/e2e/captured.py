@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.protocol import encodings, envelope
+from reflex_lookout.protocol import encodings, envelope
 
 
 @dataclass(frozen=True)

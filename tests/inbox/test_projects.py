@@ -23,8 +23,8 @@ from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore, new_row
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
 from tests.factories import as_of_revision, error, event_envelope
 from tests.monitoring.envelopes import error_event

@@ -107,9 +107,9 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
 
     from app.monitoring.stats import TunnelStats
     from app.monitoring.tunnel import Tunnel
-    from app.protocol.asgi import Refused
-    from app.protocol.ratelimits import RateLimits
     from app.settings import Settings
+    from reflex_lookout.protocol.asgi import Refused
+    from reflex_lookout.protocol.ratelimits import RateLimits
 
     settings = dataclasses.replace(Settings.from_env({}), outbox_max_bytes=300_000)
     outbox = OutboxStore(inbox.engine)

@@ -19,7 +19,7 @@ from app.inbox.reading import InboxReader
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.protocol.asgi import Receive, Scope, Send, respond
+from reflex_lookout.protocol.asgi import Receive, Scope, Send, respond
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 

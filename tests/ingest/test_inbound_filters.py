@@ -14,7 +14,7 @@ import sentry_sdk
 
 from app.ingest.filter_settings import LABELS, FilterSettings
 from app.ingest.inbound_filters import dropped_by
-from app.protocol import envelope
+from reflex_lookout.protocol import envelope
 from tests.factories import NO_FILTERS, error, sentry_sdk_envelopes
 from tests.monitoring.envelopes import SAMPLES
 

@@ -15,7 +15,7 @@ from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.tables import QUOTA_COUNTS
 from app.ingest.quota_settings import QuotaSettings
 from app.ingest.quotas import SHARE, Quotas, events_in
-from app.protocol.asgi import Refused
+from reflex_lookout.protocol.asgi import Refused
 from tests.environment import LOCAL_DSN
 from tests.ingest.helpers import Clock, sqlite_inbox
 

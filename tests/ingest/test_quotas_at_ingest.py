@@ -24,8 +24,8 @@ from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import error

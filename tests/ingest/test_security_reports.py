@@ -19,9 +19,9 @@ from app.ingest.store import InboxStore
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.asgi import respond
-from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
+from reflex_lookout.protocol.asgi import respond
+from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
 from tests.factories import error, query, titles
 from tests.monitoring.envelopes import build

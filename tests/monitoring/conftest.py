@@ -13,8 +13,8 @@ from app.monitoring.forwarder import Forwarder
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits
 from tests.monitoring.upstream import Upstream
 
 

@@ -10,7 +10,7 @@ bodies are being refused.
 from __future__ import annotations
 
 from app import startup, wiring
-from app.protocol.asgi import Receive, Scope, Send, respond, serve_lifespan
+from reflex_lookout.protocol.asgi import Receive, Scope, Send, respond, serve_lifespan
 
 
 async def ping(scope: Scope, receive: Receive, send: Send) -> None:

@@ -11,8 +11,8 @@ import zlib
 import pytest
 
 from app.monitoring.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
-from app.protocol.asgi import Request
 from app.settings import Settings
+from reflex_lookout.protocol.asgi import Request
 from tests.concurrency import Peak
 
 pytestmark = pytest.mark.anyio

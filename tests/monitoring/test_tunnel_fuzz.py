@@ -11,8 +11,8 @@ from starlette.testclient import TestClient
 from app.monitoring.outbox import OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.monitoring.tunnel import Tunnel
-from app.protocol.ratelimits import RateLimits
 from app.settings import Settings
+from reflex_lookout.protocol.ratelimits import RateLimits
 from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 

@@ -15,7 +15,7 @@ from sentry_sdk.integrations.logging import LoggingIntegration
 from sentry_sdk.integrations.stdlib import StdlibIntegration
 
 from app.presentation import event as present
-from app.protocol import envelope
+from reflex_lookout.protocol import envelope
 from tests.factories import sentry_sdk_envelopes
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 

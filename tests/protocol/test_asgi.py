@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from app.protocol.asgi import Refused, read_body
+from reflex_lookout.protocol.asgi import Refused, read_body
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,8 @@ import base64
 
 import pytest
 
-from app.protocol.asgi import Refused
 from app.protocol.auth import key_of_dsn, sentry_key
+from reflex_lookout.protocol.asgi import Refused
 
 
 def scope(query: bytes = b"", **headers: str) -> dict:

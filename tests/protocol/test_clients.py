@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.protocol.clients import MAX_FORWARDED, all_loopback, client_address, forwarded_chain
+from reflex_lookout.protocol.clients import MAX_FORWARDED, all_loopback, client_address, forwarded_chain
 
 
 def test_a_long_line_keeps_its_end_where_the_proxy_wrote() -> None:

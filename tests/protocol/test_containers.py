@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.protocol import containers
-from app.protocol.envelope import MAX_RECORDS, EnvelopeError, parse
+from reflex_lookout.protocol.envelope import MAX_RECORDS, EnvelopeError, parse
 from tests.monitoring.envelopes import assemble
 
 LIMIT = 1000

@@ -12,7 +12,7 @@ import pytest
 import zstandard
 from hypothesis import given, settings, strategies as st
 
-from app.protocol.encodings import MAX_CODINGS, DecodeError, decode, decode_start
+from reflex_lookout.protocol.encodings import MAX_CODINGS, DecodeError, decode, decode_start
 
 DATA = Path(__file__).parent / "data"
 MIB = 1024 * 1024
@@ -315,7 +315,7 @@ def test_decoding_a_20_mib_body_costs_about_what_it_decodes() -> None:
         def __getattr__(self, name: str) -> object:
             return getattr(self._inner, name)
 
-    import app.protocol.encodings as module
+    import reflex_lookout.protocol.encodings as module
 
     module.zlib.decompressobj = Counting  # type: ignore[assignment]  # a stand-in that counts what it is handed
     try:

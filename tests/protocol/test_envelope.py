@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from app.protocol.envelope import CAPPED_ITEM_TYPES, Envelope, EnvelopeError, parse
+from reflex_lookout.protocol.envelope import CAPPED_ITEM_TYPES, Envelope, EnvelopeError, parse
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, assemble, header_line
 
 DSN = "https://k@o1.example.com/1"
@@ -402,7 +402,7 @@ def test_generated_envelopes_round_trip(generated: tuple[bytes, dict[str, object
 
 
 def test_an_envelope_holds_at_most_max_items_items() -> None:
-    from app.protocol.envelope import MAX_ITEMS
+    from reflex_lookout.protocol.envelope import MAX_ITEMS
 
     assert MAX_ITEMS == 1000
     assert len(parse_ok(assemble({}, [({"type": "a"}, b"")] * 1000)).items) == 1000
@@ -413,7 +413,7 @@ def test_an_envelope_holds_at_most_max_items_items() -> None:
 
 
 def test_a_container_says_at_most_max_records_and_is_at_most_max_container_bytes() -> None:
-    from app.protocol.envelope import MAX_CONTAINER_BYTES, MAX_RECORDS
+    from reflex_lookout.protocol.envelope import MAX_CONTAINER_BYTES, MAX_RECORDS
 
     too_many = refusal(assemble({}, [({"type": "log", "item_count": MAX_RECORDS + 1}, b"{}")]))
     assert too_many.status == 413 and f"the limit is {MAX_RECORDS} records" in too_many.message
@@ -423,7 +423,7 @@ def test_a_container_says_at_most_max_records_and_is_at_most_max_container_bytes
 
 
 def test_the_header_is_read_from_the_start_of_a_body() -> None:
-    from app.protocol.envelope import header_line_ended, read_header
+    from reflex_lookout.protocol.envelope import header_line_ended, read_header
 
     body = b'\n\n{"dsn":"' + DSN.encode() + b'","event_id":"x"}\n{"type":"event"}\n{}'
     assert header_line_ended(body[:40]) is False and header_line_ended(body) is True

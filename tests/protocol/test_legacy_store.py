@@ -12,8 +12,8 @@ from urllib.parse import quote
 import brotli
 import pytest
 
-from app.protocol.encodings import DecodeError
 from app.protocol.legacy_store import decode, query_data
+from reflex_lookout.protocol.encodings import DecodeError
 
 EVENT = json.dumps({"message": "héllo from a legacy client", "level": "error"}).encode()
 LIMIT = 64 * 1024

@@ -1,4 +1,4 @@
-from app.protocol.ratelimits import RateLimits, category_of
+from reflex_lookout.protocol.ratelimits import RateLimits, category_of
 from tests.factories import Clock
 
 DSN = "https://k@o1.example.com/1"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.protocol.retry import backoff
+from reflex_lookout.protocol.retry import backoff
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
