@@ -10,10 +10,10 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from app.models import metadata
+from app.models import METADATAS
 
 config = context.config
-target_metadata = metadata
+target_metadata = list(METADATAS)  # Lookout's models and the monitoring plugin's tables
 
 
 def run_with(connection) -> None:

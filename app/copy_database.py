@@ -14,10 +14,9 @@ import argparse
 import sys
 
 import sqlalchemy
-from sqlmodel import SQLModel
 
-import app.models  # noqa: F401 (registers every table on SQLModel.metadata)
 from app import db
+from app.models import METADATAS
 
 BATCH = 1000
 
@@ -30,7 +29,7 @@ def copy(source: sqlalchemy.Engine, target: sqlalchemy.Engine) -> dict[str, int]
     """Copy every table's rows from `source` to `target` (migrated first); rows per table."""
     db.migrate(source)
     db.migrate(target)
-    tables = SQLModel.metadata.sorted_tables
+    tables = [table for metadata in METADATAS for table in metadata.sorted_tables]
     copied: dict[str, int] = {}
     with source.connect() as reading, target.begin() as writing:
         for table in tables:

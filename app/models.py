@@ -1,45 +1,20 @@
-"""Every sqlmodel table. Alembic's autogenerate compares the migrations against this metadata."""
+"""Every sqlmodel table of Lookout's own. Alembic's autogenerate compares the migrations against
+`METADATAS`: these and the monitoring plugin's tables (`outbox`, `worker_lease`: reflex_lookout/tables.py)."""
 
 from __future__ import annotations
 
 from sqlalchemy import Column, Index, LargeBinary, Table
 from sqlmodel import Field, SQLModel
 
+from reflex_lookout import tables as monitoring_tables
+
 metadata = SQLModel.metadata
+METADATAS = (metadata, monitoring_tables.metadata)
 
 
 def table_of(model: type[SQLModel]) -> Table:
     """The table a table model maps, for SQLAlchemy Core statements."""
     return model.__table__  # type: ignore[attr-defined]  # SQLAlchemy sets it on each table model; SQLModel does not declare it
-
-
-class OutboxEnvelope(SQLModel, table=True):
-    """An envelope the tunnel accepted, kept until upstream took it (or refused it for good).
-
-    `body` holds the bytes exactly as received, in their original `content_encoding`, so what
-    reaches Sentry is byte-identical. Status "pending" rows are forwarded, oldest first per DSN;
-    "local" rows (no SENTRY_DSN) wait for the embedded inbox.
-    """
-
-    __tablename__ = "outbox"
-    __table_args__ = (
-        Index("ix_outbox_status_dsn_id", "status", "dsn", "id"),
-        # Covers the depth and size sums: without it they read every row's page, blob included.
-        Index("ix_outbox_status_size", "status", "size"),
-    )
-
-    id: int | None = Field(default=None, primary_key=True)
-    dsn: str
-    status: str = "pending"
-    received_at: float
-    content_encoding: str = ""
-    categories: str = ""  # data categories of the items, comma-separated (rate limits)
-    event_id: str | None = None
-    size: int  # len(body)
-    body: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-    attempts: int = 0
-    next_attempt_at: float = 0.0
-    last_error: str = ""
 
 
 class InboxProject(SQLModel, table=True):
@@ -352,16 +327,6 @@ class InboxQuotaCount(SQLModel, table=True):
     seconds: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
     slot: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
     count: int = 0
-
-
-class WorkerLease(SQLModel, table=True):
-    """Who may run a piece of work that must run once at a time (app/background/leases.py)."""
-
-    __tablename__ = "worker_lease"
-
-    name: str = Field(primary_key=True)
-    holder: str
-    until: float  # epoch seconds; expired leases may be taken
 
 
 class SourceMapBuild(SQLModel, table=True):

@@ -19,7 +19,6 @@ import sentry_sdk
 from app import db
 from app.alerts.channels import sync_env_channels
 from app.alerts.sender import AlertSender
-from app.background.leases import Lease
 from app.inbox.projects import settle_local_dsn
 from app.inbox.retention import Caps, Retention
 from app.ingest.endpoints import Ingest
@@ -37,7 +36,7 @@ from app.settings import SETTINGS
 from app.sourcemaps.dev_modules import with_dev_server
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.symbolicate import Symbolicator
-from reflex_lookout.background import supervise
+from reflex_lookout.background import Lease, supervise
 from reflex_lookout.protocol.ratelimits import RateLimits
 
 limits = RateLimits()

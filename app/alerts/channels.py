@@ -18,8 +18,8 @@ from sqlalchemy import delete, insert, or_, select, update
 from app.alerts import mail, outbound
 from app.alerts.alert import KINDS, WEBHOOK_KINDS, Channel, Delivered, cut_error
 from app.alerts.tables import CHANNELS, DELIVERIES
-from app.background.leases import Lease
 from app.settings import Settings
+from reflex_lookout.background import Lease
 from reflex_lookout.settings import SettingsError
 
 ADDRESS_MAX = 254  # an e-mail address's longest form (RFC 5321 path limit)

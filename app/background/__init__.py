@@ -1,2 +1,2 @@
-"""The background work of a backend process: supervised tasks that restart when they fail, and the
-leases that keep one worker at a time on a job."""
+"""Lookout's own background markers (housekeeping). The supervisor and the leases are the plugin's:
+reflex_lookout/background.py."""

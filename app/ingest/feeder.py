@@ -25,12 +25,12 @@ import sqlalchemy
 import sqlalchemy.exc
 from sqlalchemy import exists, insert, select
 
-from app.background.leases import Lease
 from app.inbox.retention import Retention
 from app.inbox.tables import READ
 from app.ingest.incoming import READ_ERRORS, Incoming, Ingested
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, REJECTED, TABLE as OUTBOX, OutboxStore
+from reflex_lookout.background import Lease
 
 logger = logging.getLogger(__name__)
 BATCH = 200
@@ -52,7 +52,7 @@ class InboxFeeder:
     def __init__(self, outbox: OutboxStore, inbox: InboxStore, idle_s: float = 1.0,
                  retention: Retention | None = None, retention_every_s: float = 60.0,
                  lease: Lease | None = None, on_fed: Callable[[], None] | None = None) -> None:
-        """`lease`: with several workers, only its holder feeds (app/background/leases.py).
+        """`lease`: with several workers, only its holder feeds (reflex_lookout/background.py).
         `on_fed()`: called on the event loop after a batch is committed (the alert sender wakes)."""
         self.outbox = outbox
         self.inbox = inbox

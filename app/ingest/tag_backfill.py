@@ -18,10 +18,10 @@ import anyio.to_thread
 import sqlalchemy
 from sqlalchemy import delete, select, update
 
-from app.background.leases import Lease
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.tables import BACKFILLS, EVENTS
 from app.ingest.tag_index import TagCounts, derived_tags
+from reflex_lookout.background import Lease
 
 logger = logging.getLogger(__name__)
 NAME = "tags"  # the inbox_backfill row migration 0015 inserts

@@ -30,10 +30,10 @@ import httpx
 from httpx_aiohttp import AiohttpTransport
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.background.leases import Lease
 from app.monitoring.outbox import Delivery, OutboxStore
 from app.monitoring.stats import TunnelStats
 from app.settings import Settings
+from reflex_lookout.background import Lease
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.protocol.retry import backoff
 from reflex_lookout.settings import Dsn
@@ -66,7 +66,7 @@ class Forwarder:
         intake_busy: Callable[[], bool] = lambda: False,
         lease: Lease | None = None,
     ) -> None:
-        """`lease`: with several workers, only its holder forwards (app/background/leases.py)."""
+        """`lease`: with several workers, only its holder forwards (reflex_lookout/background.py)."""
         self.store = store
         self.settings = settings
         self.limits = limits

@@ -18,9 +18,9 @@ import sqlalchemy
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 
-from app.models import InboxRead, OutboxEnvelope, table_of
+from app.models import InboxRead, table_of
+from reflex_lookout.tables import OUTBOX as TABLE
 
-TABLE = table_of(OutboxEnvelope)
 READ = table_of(InboxRead)
 PENDING = "pending"
 LOCAL = "local"

@@ -24,13 +24,13 @@ from app.alerts import messages, sender as sending
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.alerts.channels import CHANNELS
 from app.alerts.sender import ALERTS, DELIVERIES, LINGER_S, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
-from app.background.leases import TTL_S, Lease
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.models import WorkerLease
 from app.monitoring.outbox import OutboxStore
 from app.settings import Settings
+from reflex_lookout.background import TTL_S, Lease
 from reflex_lookout.settings import Dsn
+from reflex_lookout.tables import WORKER_LEASE
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, local_row
@@ -446,8 +446,8 @@ async def test_the_running_sender_delivers_what_the_feeder_ingests_and_releases_
     [alert] = json.loads(got.body)["alerts"]
     with engine.connect() as connection:
         issue_id = connection.execute(sqlalchemy.text("select id from inbox_issue")).scalar_one()
-        until = connection.execute(select(WorkerLease.__table__.c.until)
-                                   .where(WorkerLease.__table__.c.name == "alert-sender")).scalar_one()
+        until = connection.execute(select(WORKER_LEASE.c.until)
+                                   .where(WORKER_LEASE.c.name == "alert-sender")).scalar_one()
     assert (alert["rule"], alert["issue"]["title"], alert["issue"]["url"]) == (
         "new", "KeyError: 'user'", f"{PUBLIC_URL}/issue?id={issue_id}")
     assert until < time.time()  # released on the way out: another worker need not wait for it

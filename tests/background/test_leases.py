@@ -6,7 +6,7 @@ import threading
 
 import sqlalchemy
 
-from app.background.leases import Lease
+from reflex_lookout.background import Lease
 
 
 def test_one_holder_at_a_time_until_it_expires_or_is_released(engine: sqlalchemy.Engine) -> None:

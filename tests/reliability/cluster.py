@@ -71,7 +71,7 @@ class Tunnels:
         return victim
 
     def lease_holder_pid(self, name: str) -> int | None:
-        """The pid of the worker holding lease `name` (app/background/leases.py), if any."""
+        """The pid of the worker holding lease `name` (reflex_lookout/background.py), if any."""
         holder = read_value(self.env["DATABASE_URL"], "select holder from worker_lease where name = :name", name=name)
         return int(str(holder).split(":")[1]) if holder else None
 
