@@ -11,7 +11,7 @@ from app.components import error_boundary
 from app.console import state as console
 from app.inbox import api as inbox_api
 from app.inbox.reading import InboxReader
-from app.monitoring import browser, event_errors
+from app.monitoring import browser
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors
@@ -19,6 +19,7 @@ from app.settings import SETTINGS
 from app.sourcemaps import to_sentry, upload_api
 from app.webapi import routes as webapi_routes
 from app.webapi.cors import WebApiCors
+from reflex_lookout import event_errors
 
 logger = logging.getLogger(__name__)
 

@@ -114,7 +114,8 @@ class Settings(MonitoringSettings):
 
     @property
     def reporting_dsn(self) -> Dsn:
-        """The DSN every SDK of this app reports with: Sentry's, or the embedded inbox's."""
+        """The DSN every SDK of this app reports with: Sentry's, or the embedded inbox's (the
+        destination seam: the plugin's tunnel and server SDK read this)."""
         if self.dsn is not None:
             return self.dsn
         if self.local_dsn is None:
@@ -127,11 +128,6 @@ class Settings(MonitoringSettings):
         field read from the database, so it is written in place, where everything built from these
         settings sees it."""
         object.__setattr__(self, "local_dsn", dsn)
-
-    @property
-    def tunnel_dsns(self) -> frozenset[Dsn]:
-        """The DSNs an envelope may name to pass the tunnel."""
-        return frozenset({self.reporting_dsn, *self.extra_tunnel_dsns})
 
     @property
     def destination(self) -> str:

@@ -1,5 +1,7 @@
-"""The composition root: the only module that wires the parts together (tunnel, outbox, forwarder,
-inbox, ingest, alerts, background work), once per backend process, from the settings.
+"""The composition root: the only module that wires the parts together (the monitoring plugin's
+runtime: tunnel, outbox, forwarder, server SDK; and Lookout's inbox, ingest, alerts, background
+work), once per backend process, from the settings. The plugin builds no runtime of its own in a
+process that has this one (reflex_lookout/runtime.py `current`).
 
     browser SDK ──POST──▶ tunnel ──commit──▶ outbox (SQL) ──forwarder──▶ Sentry
     server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN: the
@@ -27,22 +29,14 @@ from app.ingest.quotas import Quotas
 from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill
-from app.monitoring import server
-from app.monitoring.forwarder import Forwarder
-from app.monitoring.outbox import OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
+from app.local_inbox import outbox_store
 from app.settings import SETTINGS
 from app.sourcemaps.dev_modules import with_dev_server
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.background import Lease, supervise
-from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.runtime import Runtime
 
-limits = RateLimits()
-stats = TunnelStats()
-store = OutboxStore(db.engine())
-forwarder: Forwarder | None = None
 # Browser frames are mapped with the stored builds' maps (and in dev mode the dev server's: run_inbox).
 library = MapLibrary(db.engine())
 symbolicator = Symbolicator(library)
@@ -51,10 +45,8 @@ feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
 sender: AlertSender | None = None  # local mode: delivers the alerts the inbox makes due
 
 
-def _wake_readers(dsn: str) -> None:
-    """An envelope was committed: whoever takes it from the outbox can start."""
-    if forwarder is not None:
-        forwarder.wake(dsn)
+def _wake_feeder(dsn: str) -> None:
+    """An envelope was committed (the runtime wakes the forwarder): local rows are the feeder's."""
     if feeder is not None:
         feeder.wake(dsn)
 
@@ -65,29 +57,15 @@ def _wake_sender() -> None:
         sender.wake()
 
 
-tunnel = Tunnel(SETTINGS, store, limits, stats, on_commit=_wake_readers)
+# The plugin's runtime with Lookout's destination (docs/design/reflex-plugin.md §4): the local DSN
+# (SETTINGS.reporting_dsn), unread local rows counted as waiting, the feeder woken, quotas admitted.
+runtime = Runtime(SETTINGS, outbox_store(db.engine()), on_commit=_wake_feeder, quiet_loggers=("app.ingest.feeder",))
+store, tunnel = runtime.store, runtime.tunnel
+run_server_sdk, run_forwarder = runtime.run_server_sdk, runtime.run_forwarder
 if SETTINGS.dsn is None:
     tunnel.admit = Quotas(db.engine()).admit  # each project's quotas, counted in the database
 ingest = Ingest(tunnel, inbox)  # Sentry's /api/<project>/envelope/ and /store/, into the inbox
 security = SecurityReports(ingest)  # Sentry's /api/<project>/security/: CSP reports, into the inbox
-
-
-@contextlib.asynccontextmanager
-async def run_server_sdk() -> AsyncIterator[None]:
-    """Lifespan task: sentry-sdk for this process, its envelopes committed to the outbox; what is
-    still queued when the process stops is committed before it exits."""
-    loop = asyncio.get_running_loop()
-
-    def committed(dsn: str) -> None:  # on the transport's thread
-        with contextlib.suppress(RuntimeError):  # the loop has closed: the next start delivers it
-            loop.call_soon_threadsafe(_wake_readers, dsn)
-
-    transport = server.start(SETTINGS, store, on_commit=committed)
-    try:
-        yield
-    finally:
-        if transport is not None:
-            await asyncio.to_thread(sentry_sdk.flush, 5.0)
 
 
 @contextlib.asynccontextmanager
@@ -119,24 +97,3 @@ async def run_inbox(app: Any = None) -> AsyncIterator[None]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-
-@contextlib.asynccontextmanager
-async def run_forwarder() -> AsyncIterator[None]:
-    """Lifespan task: deliver the outbox while the backend runs (only when a DSN is set)."""
-    global forwarder
-    task = None
-    if SETTINGS.dsn is not None:
-        forwarder = Forwarder(store, SETTINGS, limits, stats, intake_busy=tunnel.busy,
-                              lease=Lease(db.engine(), "forwarder"))
-        # A scope of its own: its HTTP requests and queries must not become other events' breadcrumbs.
-        with sentry_sdk.isolation_scope():
-            task = supervise("lookout-forwarder", forwarder.run)
-    try:
-        yield
-    finally:
-        if task is not None and forwarder is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            await forwarder.aclose()
-        await tunnel.writer.close()

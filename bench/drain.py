@@ -23,12 +23,12 @@ from pathlib import Path
 import httpx
 
 from app import db
-from app.monitoring.forwarder import Forwarder
-from app.monitoring.outbox import PENDING, OutboxStore
-from app.monitoring.stats import TunnelStats
 from app.settings import Settings
+from reflex_lookout.forwarder import Forwarder
+from reflex_lookout.outbox import PENDING, OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
+from reflex_lookout.stats import TunnelStats
 
 FILL_BATCH = 500
 POLL_S = 0.02

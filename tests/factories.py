@@ -19,7 +19,7 @@ from app import db
 from app.ingest.feeder import InboxFeeder
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore
+from reflex_lookout.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.monitoring.envelopes import build
 

@@ -16,11 +16,11 @@ import reflex as rx
 from reflex.istate.data import RouterData
 
 from app import db
-from app.background.housekeeping import housekeeping, refused_event
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
 from app.inbox.reading import InboxReader, TraceReader
 from app.inbox.triage import Triage
+from reflex_lookout.untraced import housekeeping, refused_event
 
 REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
@@ -127,7 +127,7 @@ class ConsoleState(rx.State, mixin=True):
         keeps none of its data and `refused` says why; if so, `viewer` says who it is."""
         found = self._viewer()
         if found is None:
-            refused_event()  # no transaction: app/background/housekeeping.py
+            refused_event()  # no transaction: reflex_lookout/untraced.py
             # Whatever an earlier, allowed client read goes (a session may have ended). A state refused
             # already holds nothing since; resetting it again would send the client every var of it
             # once more, for each event of a flood.
@@ -162,7 +162,7 @@ class ConsoleState(rx.State, mixin=True):
         return now - self.watch_beat < 3 * REFRESH_S
 
     @rx.event(background=True)
-    @housekeeping  # no transaction, no breadcrumbs: app/background/housekeeping.py
+    @housekeeping  # no transaction, no breadcrumbs: reflex_lookout/untraced.py
     async def watch(self) -> None:
         """Keep a live page fresh while its client stays on it: one watcher per client, only for
         a client allowed to see the console (checked again on every turn), for WATCH_FOR_S at most."""

@@ -25,7 +25,8 @@ from sqlalchemy import delete, exists, func, select
 
 from app.inbox.eviction import ISSUE_RANK, delete_events, delete_issues, stored_bytes
 from app.inbox.tables import EVENTS, FEEDBACK, ISSUES, LOGS, READ, TRANSACTIONS
-from app.monitoring.outbox import REJECTED, TABLE as OUTBOX
+from reflex_lookout.outbox import REJECTED
+from reflex_lookout.tables import OUTBOX
 
 BATCH = 200  # rows deleted per transaction
 MAX_ROUNDS = 20  # measure-and-evict rounds per run, however little each frees

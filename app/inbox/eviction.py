@@ -18,7 +18,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from app.inbox.states import CHANGES
 from app.inbox.tables import COMMENTS, EVENTS, FEEDBACK, GROUPHASHES, ISSUE_TAGS, ISSUES, READ, chunks
-from app.monitoring.outbox import TABLE as OUTBOX
+from reflex_lookout.tables import OUTBOX
 
 # The order in which issues give way: the least seen first, then the longest unseen.
 ISSUE_RANK = (ISSUES.c.event_count, ISSUES.c.last_seen, ISSUES.c.id)

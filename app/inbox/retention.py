@@ -12,7 +12,7 @@ event count stays what it was: it counts what happened, not what is kept.
 Past the issue cap, the least seen issues (and among equals the longest unseen) go whole, with their
 events. Last, the byte budget (app/inbox/budget.py) takes the oldest of everything, and whole issues
 if it must, until the inbox fits: a flood of huge unique errors can fill neither the disk nor the
-outbox, whose cap counts only rows still waiting (app/monitoring/outbox.py).
+outbox, whose cap counts only rows still waiting (reflex_lookout/outbox.py).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from sqlalchemy import delete, exists, func, select
 from app.inbox.budget import InboxBudget
 from app.inbox.eviction import ISSUE_RANK, delete_issues
 from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS, chunks
-from app.monitoring.outbox import REJECTED, TABLE as OUTBOX
 from app.settings import Settings
+from reflex_lookout.outbox import REJECTED
+from reflex_lookout.tables import OUTBOX
 
 DAY = 86400.0
 

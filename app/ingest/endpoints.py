@@ -9,7 +9,7 @@
 The key comes from one of Sentry's auth forms (app/protocol/auth.py), or the envelope
 header's `dsn` (read from the header line alone), and must be the project's: it is
 checked before the body is decoded or parsed. The same steps as the tunnel's follow
-(app/monitoring/intake.py: the client's and the key's rates, caps, encodings, envelope
+(reflex_lookout/intake.py: the client's and the key's rates, caps, encodings, envelope
 validation, heavy work off the event loop); an accepted envelope is committed to the outbox
 through the tunnel (so the feeder reads it into the inbox) before the answer. A /store/ event is
 decoded no further than the item cap (app/protocol/legacy_store.py). Any origin may post: the DSN
@@ -26,13 +26,14 @@ import anyio.to_thread
 
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
-from app.monitoring.intake import unreadable
-from app.monitoring.tunnel import Tunnel
 from app.protocol import auth, legacy_store, payloads
+from app.settings import Settings
+from reflex_lookout.intake import unreadable
 from reflex_lookout.protocol import encodings, envelope
 from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
 from reflex_lookout.protocol.ratelimits import category_of
 from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.tunnel import Tunnel
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")
 CORS = [
@@ -47,6 +48,8 @@ class Ingest:
     def __init__(self, tunnel: Tunnel, inbox: InboxStore) -> None:
         self.tunnel = tunnel
         self.inbox = inbox
+        if not isinstance(tunnel.settings, Settings):  # the plugin's tunnel, built with Lookout's settings
+            raise TypeError("Lookout's ingest needs a tunnel built with app.settings.Settings.")
         self.settings = tunnel.settings
         self._known: dict[tuple[int, str], str] = {}  # (project id, key) found in the database → its DSN
 

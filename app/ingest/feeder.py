@@ -29,8 +29,9 @@ from app.inbox.retention import Retention
 from app.inbox.tables import READ
 from app.ingest.incoming import READ_ERRORS, Incoming, Ingested
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, REJECTED, TABLE as OUTBOX, OutboxStore
 from reflex_lookout.background import Lease
+from reflex_lookout.outbox import LOCAL, REJECTED, OutboxStore
+from reflex_lookout.tables import OUTBOX
 
 logger = logging.getLogger(__name__)
 BATCH = 200

@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from app.ingest.endpoints import CORS, Ingest
-from app.monitoring.intake_limits import Buckets
 from app.protocol import auth, security_reports
 from app.protocol.fields import cut
+from reflex_lookout.intake_limits import Buckets
 from reflex_lookout.protocol import encodings
 from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, refuse, respond
 from reflex_lookout.protocol.ratelimits import category_of

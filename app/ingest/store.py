@@ -55,11 +55,11 @@ from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
-from app.monitoring.outbox import TABLE as OUTBOX
 from app.protocol import payloads
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.protocol import encodings, envelope
 from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.tables import OUTBOX
 
 logger = logging.getLogger(__name__)
 FIND_PROJECT = select(PROJECTS.c.id).where(

@@ -14,7 +14,7 @@ from app.settings import SETTINGS
 from app.sourcemaps import to_sentry
 
 TITLE = "Lookout"
-# When this backend process started, near enough: the tunnel's counters (app/monitoring/stats.py)
+# When this backend process started, near enough: the tunnel's counters (reflex_lookout/stats.py)
 # live in its memory from its start, like this module.
 PROCESS_STARTED = time.time()
 

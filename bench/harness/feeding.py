@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore, new_row
+from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 
 
 def unscrubbed(project_id: int) -> ScrubbingSettings:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy
 from reflex.app import default_backend_exception_handler, default_frontend_exception_handler
 
-from reflex_lookout import Monitoring, browser
+from reflex_lookout import Monitoring, browser, runtime
+from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.settings import MonitoringSettings
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 
@@ -39,8 +43,12 @@ class FakeCompile:
 
 
 @pytest.fixture(autouse=True)
-def _no_dsn_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_dsn_in_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No DSN from the environment, no runtime built yet, and the app's folder a fresh one."""
     monkeypatch.delenv("SENTRY_DSN", raising=False)
+    monkeypatch.delenv("LOOKOUT_OUTBOX_URL", raising=False)
+    monkeypatch.setattr(runtime, "_current", None)
+    monkeypatch.chdir(tmp_path)
 
 
 def test_each_page_gets_the_sdk_wrap_and_the_head_gets_config_and_loader_first_once() -> None:
@@ -60,7 +68,25 @@ def test_the_backend_is_attached_once_with_the_tunnel_innermost() -> None:
     assert app.api_transformer[1:] == ["their routes"] and len(app.api_transformer) == 2
     assert app.frontend_exception_handler is not default_frontend_exception_handler
     assert app.backend_exception_handler.__name__ == "backend_exception_handler"
-    assert len(app.lifespan_tasks) == 1
+    built = runtime.current()
+    assert built is not None and app.lifespan_tasks == [built.run_server_sdk, built.run_forwarder]
+
+
+def test_the_outbox_is_a_hidden_sqlite_file_with_its_tables_and_out_of_git(tmp_path: Path) -> None:
+    Monitoring(dsn=DSN).post_compile(app=FakeApp())
+    built = runtime.current()
+    assert built is not None and built.store.engine.url.database == str(tmp_path / ".lookout" / "outbox.db")
+    assert (tmp_path / ".lookout" / ".gitignore").read_text() == "*\n"
+    assert set(sqlalchemy.inspect(built.store.engine).get_table_names()) == {"outbox", "worker_lease"}
+
+
+def test_a_process_with_its_own_runtime_gets_nothing_more() -> None:
+    """Lookout builds its runtime in app/wiring.py before Reflex calls post_compile."""
+    own = runtime.Runtime(MonitoringSettings.resolve({"dsn": DSN}, {}), OutboxStore(sqlalchemy.create_engine("sqlite://")))
+    app = FakeApp()
+    Monitoring(dsn=DSN).post_compile(app=app)
+    assert runtime.current() is own and app.api_transformer is None and app.lifespan_tasks == []
+    assert app.backend_exception_handler is default_backend_exception_handler
 
 
 def test_without_a_dsn_nothing_is_added() -> None:

@@ -12,8 +12,8 @@ from reflex_base import otel
 
 from app.alerts.alert import ERROR_BYTES, Outgoing
 from app.alerts.outbound import OutboundPolicy, Resolver, non_global_kind, post, url_problem
-from app.monitoring import event_tracing, server
 from app.settings import Settings
+from reflex_lookout import event_tracing, server
 from tests.alerts.certificates import certificate
 from tests.alerts.receivers import WebhookReceiver
 from tests.environment import LOCAL_ENV

@@ -26,9 +26,9 @@ from app.alerts.channels import CHANNELS
 from app.alerts.sender import ALERTS, DELIVERIES, LINGER_S, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
 from app.settings import Settings
 from reflex_lookout.background import TTL_S, Lease
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.settings import Dsn
 from reflex_lookout.tables import WORKER_LEASE
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver

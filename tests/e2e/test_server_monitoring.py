@@ -7,7 +7,7 @@ import time
 
 from playwright.sync_api import Page, expect
 
-from app.monitoring.event_errors import TOAST_TITLE
+from reflex_lookout.event_errors import TOAST_TITLE
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
 from tests.e2e.helpers import open_page

@@ -10,7 +10,7 @@ import uuid
 from app.inbox.budget import InboxBudget
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
+from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import big_error, feed, held_bytes, local_rows, query, titles
 from tests.monitoring.envelopes import build

@@ -12,7 +12,7 @@ from app.inbox.eviction import delete_events, delete_issues, stored_bytes
 from app.inbox.tables import LOGS
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
+from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, local_rows, query
 from tests.monitoring.envelopes import build

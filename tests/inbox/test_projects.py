@@ -20,12 +20,12 @@ from app.inbox.search import IssueSearch
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore, new_row
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests.factories import as_of_revision, error, event_envelope
 from tests.monitoring.envelopes import error_event
 

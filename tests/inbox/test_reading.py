@@ -13,7 +13,7 @@ from app.inbox.reading import InboxReader, TraceReader
 from app.inbox.tables import LOGS
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore
+from reflex_lookout.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope
 from tests.monitoring.envelopes import build

@@ -11,7 +11,7 @@ from app.inbox.reading import InboxReader
 from app.inbox.retention import DAY, Caps, Retention
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
+from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import big_error, error, event_envelope, held_bytes, local_rows, query, titles
 from tests.monitoring.envelopes import build
@@ -105,11 +105,11 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
     import asyncio
     import dataclasses
 
-    from app.monitoring.stats import TunnelStats
-    from app.monitoring.tunnel import Tunnel
     from app.settings import Settings
     from reflex_lookout.protocol.asgi import Refused
     from reflex_lookout.protocol.ratelimits import RateLimits
+    from reflex_lookout.stats import TunnelStats
+    from reflex_lookout.tunnel import Tunnel
 
     settings = dataclasses.replace(Settings.from_env({}), outbox_max_bytes=300_000)
     outbox = OutboxStore(inbox.engine)

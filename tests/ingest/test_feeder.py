@@ -11,12 +11,12 @@ import sqlalchemy
 
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.outbox import LOCAL, OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, error, event_envelope, local_row, query, statuses
 from tests.monitoring.envelopes import build

@@ -21,11 +21,12 @@ from app.inbox.tables import READ
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import TABLE as OUTBOX, OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tables import OUTBOX
+from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build
 

@@ -21,12 +21,12 @@ from app.ingest.quota_settings import QuotaSettings
 from app.ingest.quotas import Quotas
 from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_DSN
 from tests.factories import error
 from tests.ingest.helpers import Clock, http, in_inbox, not_found, served, sqlite_inbox

@@ -16,13 +16,13 @@ from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.security_reports import MAX_BODY_BYTES, SecurityReports
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.asgi import respond
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests.factories import error, query, titles
 from tests.monitoring.envelopes import build
 

@@ -13,7 +13,7 @@ import sentry_sdk
 from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
+from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, error, event_envelope, feed, query, sentry_sdk_envelopes, statuses
 from tests.monitoring.envelopes import build

@@ -30,7 +30,7 @@ from app.ingest.scrubbing import scrub
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.ingest.user_agent import fill_from_user_agent
-from app.monitoring.outbox import OutboxStore
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import encodings, envelope
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, local_row, query, statuses

@@ -15,13 +15,13 @@ from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import LOCAL, OutboxStore
 from app.presentation.stack import stack_rows
 from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
+from reflex_lookout.outbox import LOCAL, OutboxStore
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, as_of_revision, error, event_envelope, local_row, query, statuses

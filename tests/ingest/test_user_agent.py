@@ -21,9 +21,9 @@ from app.ingest.incoming import Incoming
 from app.ingest.scrubbing import scrub
 from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
-from app.monitoring.outbox import OutboxStore
 from app.presentation.contexts import context_rows
 from app.presentation.tags import tag_rows
+from reflex_lookout.outbox import OutboxStore
 from tests.factories import event_envelope, local_row, query, sentry_sdk_envelopes, store_all
 from tests.monitoring.envelopes import SAMPLES
 

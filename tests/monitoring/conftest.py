@@ -9,12 +9,12 @@ import httpx
 import pytest
 import sqlalchemy
 
-from app.monitoring.forwarder import Forwarder
-from app.monitoring.outbox import OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.forwarder import Forwarder
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests.monitoring.upstream import Upstream
 
 

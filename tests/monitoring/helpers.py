@@ -8,8 +8,8 @@ import dataclasses
 from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 
-from app.monitoring.outbox import PENDING
 from app.settings import Settings
+from reflex_lookout.outbox import PENDING
 from reflex_lookout.settings import Dsn
 from tests.monitoring.upstream import Upstream
 

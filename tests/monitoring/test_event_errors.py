@@ -13,8 +13,8 @@ import sentry_sdk
 from reflex.state import State
 from reflex_base.event.processor.base_state_processor import process_event
 
-from app.monitoring import event_errors, server
 from app.settings import Settings
+from reflex_lookout import event_errors, server
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import CapturingTransport
 

@@ -21,9 +21,9 @@ from reflex.state import State
 from reflex_base import otel
 from reflex_base.event.processor.base_state_processor import process_event
 
-from app.monitoring import event_errors, event_tracing, server
 from app.pages.issues_state import IssuesState
 from app.settings import Settings
+from reflex_lookout import event_errors, event_tracing, server
 from tests.console.clients import LOOPBACK, STRANGER, client_state, console_database, run
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import CapturingTransport

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import sqlalchemy
 
-from app.monitoring.forwarder import Forwarder
+from reflex_lookout.forwarder import Forwarder
 from tests.monitoring.envelopes import SAMPLE_PATHS, build, error_event
 from tests.monitoring.helpers import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
@@ -117,7 +117,7 @@ async def test_cancel_arriving_with_a_wake_up_still_stops_the_forwarder(make_pip
     # Regression: with asyncio.wait_for on Python 3.11, a cancel in the same loop step as the
     # wake-up event was swallowed, and shutdown hung for ever.
     pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
-    from app.monitoring.forwarder import Forwarder
+    from reflex_lookout.forwarder import Forwarder
 
     forwarder = Forwarder(pipeline.store, pipeline.settings, pipeline.limits, pipeline.stats)
     for _ in range(20):

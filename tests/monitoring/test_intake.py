@@ -10,8 +10,8 @@ import zlib
 
 import pytest
 
-from app.monitoring.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
 from app.settings import Settings
+from reflex_lookout.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
 from reflex_lookout.protocol.asgi import Request
 from tests.concurrency import Peak
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.monitoring.intake_limits import Buckets
+from reflex_lookout.intake_limits import Buckets
 from tests.factories import Clock
 
 

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 import sqlalchemy
 
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore
+from app.local_inbox import outbox_store
+from reflex_lookout.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore
 from tests.monitoring.helpers import row
 
 
@@ -53,7 +54,7 @@ def test_budget_counts_the_write_ahead_log(engine: sqlalchemy.Engine) -> None:
 def test_budget_counts_only_what_waits_not_what_the_inbox_keeps(engine: sqlalchemy.Engine) -> None:
     """Issue 13, item 10: rows read into the inbox (or rejected by it) are the inbox's, under its
     own budget (app/inbox/retention.py); the outbox cap is for rows waiting to be sent or read."""
-    store = OutboxStore(engine)
+    store = outbox_store(engine)  # Lookout's: unread local rows wait too (app/local_inbox.py)
     store.wal_bytes = lambda: 0  # envelope bytes only here (the test above counts the WAL)
     store.add_many([row(status=LOCAL, body=b"r" * 500), row(status="rejected", body=b"j" * 500),
                     row(status=LOCAL, body=b"u" * 30), row(status=PENDING, body=b"p" * 30)])

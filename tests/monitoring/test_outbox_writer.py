@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.monitoring.outbox import OutboxStore, StoreFailed
-from app.monitoring.outbox_writer import LOOP_BUSY_TIMEOUT_MS, OutboxWriter
+from reflex_lookout.outbox import OutboxStore, StoreFailed
+from reflex_lookout.outbox_writer import LOOP_BUSY_TIMEOUT_MS, OutboxWriter
 from tests.monitoring.helpers import row
 
 

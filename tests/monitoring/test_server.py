@@ -12,8 +12,9 @@ import sqlalchemy
 from reflex_base import otel
 
 from app.inbox.projects import settle_local_dsn
-from app.monitoring import browser, event_tracing, server
+from app.monitoring import browser
 from app.settings import Settings
+from reflex_lookout import event_tracing, server
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import CapturingTransport
 
@@ -47,7 +48,7 @@ def capturing(sentry_init) -> CapturingTransport:
 
 
 def in_an_event(name: str = "app.pages.example.ExampleState.act") -> Any:
-    """A Reflex event's span, as Reflex opens one (app/monitoring/event_tracing.py)."""
+    """A Reflex event's span, as Reflex opens one (reflex_lookout/event_tracing.py)."""
     tracer = event_tracing.tracer_provider(event_tracing.EventTransactions()).get_tracer("reflex")
     return tracer.start_as_current_span("state.example_state.act", attributes={
         otel.ATTR_EVENT_NAME: "state.example_state.act", otel.ATTR_CODE_FUNCTION_NAME: name,
@@ -113,8 +114,8 @@ def test_a_librarys_routine_warnings_are_not_logs_of_the_app(capturing: Capturin
 
 
 def test_the_pipelines_own_loggers_are_left_out(capturing: CapturingTransport) -> None:
-    logging.getLogger("app.monitoring.forwarder").error("upstream refused an envelope")
-    logging.getLogger("app.monitoring.tunnel").warning("the outbox is full")
+    logging.getLogger("reflex_lookout.forwarder").error("upstream refused an envelope")
+    logging.getLogger("reflex_lookout.tunnel").warning("the outbox is full")
     sentry_sdk.flush()
     assert capturing.items("event") == []
     assert [i["body"] for b in capturing.items("log") for i in b["items"]] == []

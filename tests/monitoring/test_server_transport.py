@@ -10,10 +10,10 @@ import pytest
 import sentry_sdk
 import sqlalchemy
 
-from app.monitoring import server
-from app.monitoring.outbox import LOCAL, PENDING, OutboxStore
-from app.monitoring.server_transport import OutboxTransport
 from app.settings import Settings
+from reflex_lookout import server
+from reflex_lookout.outbox import LOCAL, PENDING, OutboxStore
+from reflex_lookout.server_transport import OutboxTransport
 from tests.e2e.captured import parse_envelope
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import accepted, sentry_settings, until

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from starlette.testclient import TestClient
 
-from app.monitoring.outbox import OutboxStore
-from app.monitoring.stats import TunnelStats
-from app.monitoring.tunnel import Tunnel
 from app.settings import Settings
+from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 

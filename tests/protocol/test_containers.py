@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from app.protocol import containers
+from reflex_lookout.protocol import containers
 from reflex_lookout.protocol.envelope import MAX_RECORDS, EnvelopeError, parse
 from tests.monitoring.envelopes import assemble
 

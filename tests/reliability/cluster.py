@@ -107,7 +107,7 @@ async def post_all(url: str, bodies: list[bytes], clients: int, retry_503: bool 
     outcome = outcome if outcome is not None else Outcome()  # given: the caller can watch it fill
     pending = collections.deque(bodies)
     retried: set[bytes] = set()  # bodies answered 503 and put back: posted again even after `until`
-    # httpx's API over aiohttp's connections, as the forwarder (app/monitoring/forwarder.py): httpx's own
+    # httpx's API over aiohttp's connections, as the forwarder (reflex_lookout/forwarder.py): httpx's own
     # pool cost this client ~2.4 ms of CPU per post, and 22 s for the thousand-connection test's
     # thousand (aiohttp's 0.5 ms, and 0.9 s), on a machine whose CPU is what the run waits for.
     transport = AiohttpTransport(limits=httpx.Limits(max_connections=clients, max_keepalive_connections=clients))

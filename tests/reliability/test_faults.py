@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.monitoring.forwarder import LANE_BATCH
+from reflex_lookout.forwarder import LANE_BATCH
 from tests.monitoring.envelopes import error_event
 from tests.monitoring.helpers import until
 from tests.monitoring.upstream import Upstream

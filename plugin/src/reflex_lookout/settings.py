@@ -182,9 +182,26 @@ class MonitoringSettings:
             retry_max_s=float(read.positive("", "LOOKOUT_RETRY_MAX_S", int(defaults.retry_max_s))),
         )
 
+    @property
+    def reporting_dsn(self) -> Dsn:
+        """The DSN the SDKs report with (Lookout's settings answer its embedded inbox's when no DSN is set)."""
+        if self.dsn is None:
+            raise SettingsError("No DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing may report.")
+        return self.dsn
+
+    @property
+    def tunnel_dsns(self) -> frozenset[Dsn]:
+        """The DSNs an envelope may name to pass the tunnel."""
+        return frozenset({self.reporting_dsn, *self.extra_tunnel_dsns})
+
+    @property
+    def destination(self) -> str:
+        """Where reports go, in words: the DSN's host."""
+        return self.dsn.netloc if self.dsn else "nowhere"
+
     def outbox_url(self, app_root: Path, db_url: str | None) -> str:
         """Where the outbox is: a SQLite file in the app's hidden `.lookout/` folder by default,
-        the app's `db_url` for `outbox="db"`, or the URL given. (Not used by the prototype yet.)"""
+        the app's `db_url` for `outbox="db"`, or the URL given."""
         if self.outbox == "db":
             if not db_url:
                 raise SettingsError('Monitoring(outbox="db") needs db_url in rxconfig.py, and it has none.')

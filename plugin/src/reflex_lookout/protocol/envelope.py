@@ -48,7 +48,7 @@ CAPPED_ITEM_TYPES = frozenset(
 
 # Item types that may batch records (Relay's item containers, with an `item_count` header). As in
 # Relay, the cap applies here to the average record, so a batch of many small logs is not refused;
-# each record is then checked on its own (app/protocol/containers.py), whatever `item_count` says.
+# each record is then checked on its own (reflex_lookout/protocol/containers.py), whatever `item_count` says.
 CONTAINER_ITEM_TYPES = frozenset({"log", "span", "trace_metric"})
 
 # Items per envelope. Relay caps them per type (one event, 30 attachments, 100 sessions, 100 client

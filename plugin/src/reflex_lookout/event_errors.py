@@ -24,8 +24,8 @@ from reflex_base.event import EventSpec
 from sentry_sdk.integrations.logging import ignore_logger, ignore_logger_for_sentry_logs
 from sentry_sdk.utils import event_from_exception
 
-from app.monitoring import event_tracing
-from app.monitoring.event_binding import client_fault
+from reflex_lookout import event_tracing
+from reflex_lookout.event_binding import client_fault
 
 logger = logging.getLogger(__name__)
 ignore_logger(__name__)

@@ -1,7 +1,7 @@
 """The durable outbox: envelopes are committed here before the tunnel answers 200.
 
 `OutboxStore` is the table's synchronous API (one short transaction per call); `OutboxBudget` is
-its cap. `OutboxWriter` (app/monitoring/outbox_writer.py) batches concurrent inserts into one
+its cap. `OutboxWriter` (reflex_lookout/outbox_writer.py) batches concurrent inserts into one
 transaction (group commit), so many browsers posting at once cost one commit, not one each.
 """
 
@@ -12,19 +12,19 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import anyio.to_thread
 import sqlalchemy
-from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy import Select, delete, func, insert, select, update
 from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 
-from app.models import InboxRead, table_of
 from reflex_lookout.tables import OUTBOX as TABLE
 
-READ = table_of(InboxRead)
-PENDING = "pending"
-LOCAL = "local"
-REJECTED = "rejected"  # a local row the inbox feeder could not read (app/ingest/feeder.py), kept with the reason
+PENDING = "pending"  # to be forwarded to its DSN
+# Statuses a destination other than forwarding gives rows (Lookout's embedded inbox: app/local_inbox.py):
+LOCAL = "local"  # kept for a reader in this process's database, not forwarded
+REJECTED = "rejected"  # a local row the reader could not read, kept with the reason
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,11 @@ class StoreFailed(Exception):
 
 
 class OutboxStore:
-    def __init__(self, engine: sqlalchemy.Engine) -> None:
+    def __init__(self, engine: sqlalchemy.Engine, also_waiting: Select[Any] | None = None) -> None:
+        """`also_waiting`: the bytes of rows that wait for a destination's own reader, beside the
+        pending ones (a sum; Lookout's: local rows its inbox has not read yet)."""
         self.engine = engine
+        self.also_waiting = also_waiting
         # The insert is compiled once and run through the driver directly: SQLAlchemy's execution
         # layer cost the writer thread half again as much time holding the GIL, which the
         # event loop serving the tunnel needs (bench/README.md).
@@ -158,11 +161,13 @@ class OutboxStore:
         return sum(d["bytes"] for d in self.depth().values())
 
     def waiting_bytes(self) -> int:
-        """The bytes of rows still waiting: to be forwarded (pending), or to be read by the inbox
-        (local, not in `inbox_read` yet). Rows the inbox has read or rejected are its own, under its
-        own budget (app/inbox/budget.py)."""
+        """The bytes of rows still waiting: to be forwarded (pending), or `also_waiting`. Rows a
+        destination's reader has read or rejected are its own, under its own budget."""
         with self.engine.connect() as connection:
-            return int(connection.execute(_PENDING_BYTES).scalar_one()) + int(connection.execute(_UNREAD_BYTES).scalar_one())
+            waiting = int(connection.execute(_PENDING_BYTES).scalar_one())
+            if self.also_waiting is not None:
+                waiting += int(connection.execute(self.also_waiting).scalar_one())
+            return waiting
 
     def wal_bytes(self) -> int:
         """The size of SQLite's write-ahead log file (0 for other databases)."""
@@ -176,8 +181,6 @@ class OutboxStore:
 
 
 _PENDING_BYTES = select(func.coalesce(func.sum(TABLE.c.size), 0)).where(TABLE.c.status == PENDING)
-_UNREAD_BYTES = select(func.coalesce(func.sum(TABLE.c.size), 0)).where(
-    TABLE.c.status == LOCAL, ~exists().where(READ.c.outbox_id == TABLE.c.id))
 
 
 class OutboxBudget:

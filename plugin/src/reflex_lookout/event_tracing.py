@@ -12,12 +12,12 @@ When a handler raises, its scope (tags, contexts, the finished transaction) is k
 backend exception handler (event_errors.py), which Reflex calls later from another task. An event
 Reflex could not bind to its handler (`event_binding.client_fault`) is no work of the app: it makes
 no transaction (a client sending thousands of them would fill the inbox with them), and nor does
-an event the console's access rule refused (app/background/housekeeping.py `refused_event`).
+an event the console's access rule refused (reflex_lookout/untraced.py `refused_event`).
 
 Breadcrumbs are kept only inside an event's scope (`keep_breadcrumb`, sentry-sdk's `before_breadcrumb`):
 the SQL and HTTP calls of the tunnel's requests and of the background tasks (forwarder, feeder,
 leases, retention, alert sender) are nobody's, and an error of a user's click must not carry them.
-An event handler marked as housekeeping (app/background/housekeeping.py: a live page's refresh loop)
+An event handler marked as housekeeping (reflex_lookout/untraced.py: a live page's refresh loop)
 gets a scope of its own but no transaction, and keeps no breadcrumbs either.
 
 The spans record no exception event: the exception is reported to Sentry by the exception handler,
@@ -46,8 +46,8 @@ from reflex_base.event.context import EventContext
 from sentry_sdk.scope import use_isolation_scope, use_scope
 from sentry_sdk.tracing import NoOpSpan, Span as SentrySpan, Transaction, TransactionSource
 
-from app.background.housekeeping import is_housekeeping
-from app.monitoring.event_binding import client_fault
+from reflex_lookout.event_binding import client_fault
+from reflex_lookout.untraced import is_housekeeping
 
 OP = "reflex.event"
 ORIGIN = "auto.function.reflex"

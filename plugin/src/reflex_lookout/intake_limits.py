@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.settings import Settings
+from reflex_lookout.settings import MonitoringSettings
 
 MAX_TRACKED = 10_000
 
@@ -70,5 +70,5 @@ class IntakeLimits:
     key: Buckets
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> IntakeLimits:
+    def from_settings(cls, settings: MonitoringSettings) -> IntakeLimits:
         return cls(Buckets(settings.ingest_bytes_per_min_per_client), Buckets(settings.ingest_bytes_per_min_per_key))

@@ -15,8 +15,9 @@ the browser SDK (same DSN or local DSN, environment, release, sample rate, bread
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sentry_sdk
@@ -25,24 +26,32 @@ from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger, i
 from sentry_sdk.integrations.starlette import StarletteIntegration
 from sentry_sdk.utils import logger as sentry_logger
 
-from app.monitoring import event_errors, event_tracing
-from app.monitoring.outbox import OutboxStore
-from app.monitoring.server_transport import OutboxTransport
-from app.settings import Settings
+from reflex_lookout import event_errors, event_tracing
+from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.server_transport import OutboxTransport
+from reflex_lookout.settings import MonitoringSettings
 
 # Loggers whose records never become Sentry events, logs or breadcrumbs: the reporting pipeline
-# itself, and the servers' access logs (one record per request, the tunnel's posts included).
-QUIET_LOGGERS = (
-    "app.monitoring.tunnel", "app.monitoring.forwarder", "app.monitoring.outbox",
-    "app.monitoring.server_transport", "reflex_lookout.background", "app.ingest.feeder", "granian.access", "uvicorn.access",
-)
-APP_LOGGER = "app"  # the parent of every logger in this code base
+# itself (this package: fnmatch patterns, as sentry-sdk matches them), and the servers' access logs
+# (one record per request, the tunnel's posts included). A host adds its own (`start(quiet=...)`).
+QUIET_LOGGERS = ("reflex_lookout", "reflex_lookout.*", "granian.access", "uvicorn.access")
+
+logger = logging.getLogger(__name__)
+
 # The route Reflex reports for a page it does not know (router_data "pathname" of an event there).
 NOT_FOUND_ROUTE = "/404"
 
 
-def server_options(settings: Settings) -> dict[str, Any]:
-    """What sentry-sdk is initialised with (the transport is added by `start`)."""
+def app_logger_name() -> str:
+    """The parent of the app's own loggers: its package, named after `app_name` in rxconfig.py."""
+    from reflex_base.config import get_config
+
+    return get_config().app_name
+
+
+def server_options(settings: MonitoringSettings, app_logger: str | None = None) -> dict[str, Any]:
+    """What sentry-sdk is initialised with (the transport is added by `start`). `app_logger`: the
+    parent of the app's loggers (default: its `app_name`), whose records are the Sentry logs."""
     return {
         "dsn": str(settings.reporting_dsn),
         "environment": settings.environment,
@@ -64,7 +73,7 @@ def server_options(settings: Settings) -> dict[str, Any]:
         "disabled_integrations": [StarletteIntegration(), AioHttpIntegration()],
         "before_send_transaction": drop_not_found,
         "before_breadcrumb": event_tracing.keep_breadcrumb,
-        "before_send_log": app_logs_only,
+        "before_send_log": functools.partial(app_logs_only, app_logger=app_logger or app_logger_name()),
     }
 
 
@@ -74,24 +83,24 @@ def drop_not_found(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any
     return None if (event.get("tags") or {}).get("reflex.route") == NOT_FOUND_ROUTE else event
 
 
-def app_logs_only(log: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
+def app_logs_only(log: dict[str, Any], hint: dict[str, Any], app_logger: str) -> dict[str, Any] | None:
     """sentry-sdk's `before_send_log`: Sentry logs are the app's own records; a library's (Reflex's
     routine warnings, granian's, alembic's) is one only at ERROR and above (it is also an error event)."""
     attributes = log.get("attributes") or {}
     name = str(attributes.get("logger.name", ""))
-    if name == APP_LOGGER or name.startswith(APP_LOGGER + ".") or not name:
+    if name == app_logger or name.startswith(app_logger + ".") or not name:
         return log
     return log if str(log.get("severity_text", "")) in ("error", "fatal") else None
 
 
-def configure_logging(settings: Settings) -> None:
-    """Leave the pipeline's loggers out of Sentry, and let the app's own records through."""
-    for name in QUIET_LOGGERS:
+def configure_logging(settings: MonitoringSettings, app_logger: str | None = None, quiet: Sequence[str] = ()) -> None:
+    """Leave the pipeline's loggers (and `quiet`) out of Sentry, and let the app's own records through."""
+    for name in (*QUIET_LOGGERS, *quiet):
         ignore_logger(name)
         ignore_logger_for_sentry_logs(name)
     # Python's loggers pass WARNING and above unless configured: the app's own pass from
     # `log_level` (libraries keep theirs: httpx alone logs every request at INFO).
-    logging.getLogger(APP_LOGGER).setLevel(settings.log_level)
+    logging.getLogger(app_logger or app_logger_name()).setLevel(settings.log_level)
     # sentry-sdk's own logger passes nothing unless `debug` is on (its filter drops every record), yet
     # builds a record for each of its debug lines first, several per transaction: ~3 % of a backend's
     # CPU under a stream of events. Without `debug`, records below ERROR are not made at all.
@@ -101,18 +110,24 @@ def configure_logging(settings: Settings) -> None:
 _started = False
 
 
-def start(settings: Settings, store: OutboxStore, on_commit: Callable[[str], None]) -> OutboxTransport | None:
-    """Initialise sentry-sdk for this process (once; a second call does nothing)."""
+def start(settings: MonitoringSettings, store: OutboxStore, on_commit: Callable[[str], None],
+          quiet: Sequence[str] = ()) -> OutboxTransport | None:
+    """Initialise sentry-sdk for this process (once; a second call does nothing; nor does a call in
+    a process whose app started sentry-sdk itself: it is left as the app set it up)."""
     global _started
     if _started or not settings.server:
         return None
     _started = True
-    options = server_options(settings)
+    if sentry_sdk.get_client().is_active():
+        logger.warning("reflex-lookout: the app started sentry-sdk itself; it is left as the app set it up")
+        return None
+    app_logger = app_logger_name()
+    options = server_options(settings, app_logger)
     transport = OutboxTransport(
         options, store, local=settings.dsn is None, max_bytes=settings.outbox_max_bytes, on_commit=on_commit,
     )
     sentry_sdk.init(transport=transport, **options)
-    configure_logging(settings)
+    configure_logging(settings, app_logger, quiet)
     if settings.release is None:
         # sentry-sdk would guess one (the git commit); the browser has none: keep them the same.
         sentry_sdk.get_client().options["release"] = None

@@ -7,7 +7,7 @@
 Order of checks: origin (403) → the client's rate (429) → size of the request (413, 408) → the
 header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (429) → the whole
 envelope's decoding, syntax, item count and sizes (400, 413, 415; off the event loop when large,
-app/monitoring/intake.py) → Sentry's rate limits (429) → in local mode, the project's quotas (429,
+reflex_lookout/intake.py) → Sentry's rate limits (429) → in local mode, the project's quotas (429,
 app/ingest/quotas.py, given as `admit`) → outbox room (503) → commit (503 if the
 database fails) → 200. Nothing is stored and nothing is sent upstream unless every check passed.
 """
@@ -22,11 +22,9 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.monitoring.intake import Intake
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
-from app.monitoring.outbox_writer import OutboxWriter
-from app.monitoring.stats import TunnelStats
-from app.settings import Settings
+from reflex_lookout.intake import Intake
+from reflex_lookout.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
+from reflex_lookout.outbox_writer import OutboxWriter
 from reflex_lookout.protocol import envelope
 from reflex_lookout.protocol.asgi import (
     ASGIApp,
@@ -42,7 +40,8 @@ from reflex_lookout.protocol.asgi import (
     serve_lifespan,
 )
 from reflex_lookout.protocol.ratelimits import RateLimits, category_of
-from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
+from reflex_lookout.stats import TunnelStats
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +67,7 @@ class Tunnel:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: MonitoringSettings,
         store: OutboxStore,
         limits: RateLimits,
         stats: TunnelStats,

@@ -1,10 +1,11 @@
-"""Events the app's monitoring makes no transaction of (app/monitoring/event_tracing.py):
+"""Events the app's monitoring makes no transaction of (reflex_lookout/event_tracing.py):
 
 - handlers that are the app's own housekeeping (a live page's refresh loop), marked `@housekeeping`;
   their breadcrumbs are not kept either;
-- an event the console's access rule refused (`refused_event()`, called by the check): it did no
+- an event the app's access rule refused (`refused_event()`, called by the check; Lookout's console
+  has one): it did no
   work of the app, and a stranger's flood of events would otherwise fill the inbox with transactions,
-  as unbound events would (app/monitoring/event_binding.py).
+  as unbound events would (reflex_lookout/event_binding.py).
 
 An error either raises is still reported."""
 

@@ -1,12 +1,12 @@
 """What the tunnel and the ingest endpoints do with a request before they store it, in this order:
 
-1. the client's rate (app/monitoring/intake_limits.py), before its body is read: 429;
+1. the client's rate (reflex_lookout/intake_limits.py), before its body is read: 429;
 2. the body, within the request cap and the body timeout (app/protocol/asgi.py): 413, 408;
 3. the envelope's header line alone, decoded from the start of the body (`header`), so that the DSN
    or key it names is checked before anything else is decoded: 415, 400;
 4. the DSN's rate, once the caller has found the DSN allowed (`charge_key`): 429;
 5. the whole envelope (`envelope`): decoded within the envelope cap, parsed (at most MAX_ITEMS items,
-   each capped), and each container's records checked (app/protocol/containers.py): 400, 413, 415.
+   each capped), and each container's records checked (reflex_lookout/protocol/containers.py): 400, 413, 415.
 
 Step 5 is the heavy one (a 20 MiB body may inflate to 100 MiB): unless the body is small and not
 compressed, it runs on a worker thread, at most HEAVY_AT_ONCE at a time, so the event loop keeps
@@ -22,13 +22,12 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from app.monitoring.intake_limits import Buckets, IntakeLimits
-from app.protocol import containers
-from app.settings import Settings
-from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.intake_limits import Buckets, IntakeLimits
+from reflex_lookout.protocol import containers, encodings, envelope
 from reflex_lookout.protocol.asgi import Receive, Refused, Request, read_body
 from reflex_lookout.protocol.clients import client_address, forwarded_chain
 from reflex_lookout.protocol.envelope import Envelope
+from reflex_lookout.settings import MonitoringSettings
 
 T = TypeVar("T")
 
@@ -47,7 +46,7 @@ def unreadable(exc: encodings.DecodeError | envelope.EnvelopeError) -> Refused:
 
 
 class Intake:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: MonitoringSettings) -> None:
         self.settings = settings
         self.limits = IntakeLimits.from_settings(settings)
         self._heavy: tuple[asyncio.AbstractEventLoop, anyio.CapacityLimiter] | None = None

@@ -14,7 +14,7 @@ import anyio.to_thread
 import sqlalchemy
 from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 
-from app.monitoring.outbox import OutboxStore, StoreFailed
+from reflex_lookout.outbox import OutboxStore, StoreFailed
 
 Waiter = tuple[dict[str, object], asyncio.Future[None]]
 # How long a commit on the event loop may wait for another writer's lock. Other writers usually hold

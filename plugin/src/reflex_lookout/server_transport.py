@@ -19,7 +19,7 @@ from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 from sentry_sdk.worker import BackgroundWorker
 
-from app.monitoring.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
+from reflex_lookout.outbox import LOCAL, PENDING, OutboxBudget, OutboxStore, StoreFailed, new_row
 from reflex_lookout.protocol.ratelimits import category_of
 
 logger = logging.getLogger(__name__)

@@ -1,2 +1,0 @@
-"""Lookout's own background markers (housekeeping). The supervisor and the leases are the plugin's:
-reflex_lookout/background.py."""

@@ -1,0 +1,123 @@
+"""The monitoring's runtime in one backend process, built once from the settings and an outbox:
+
+    browser SDK ──POST──▶ tunnel ──commit──▶ outbox (SQL) ──forwarder──▶ the DSN (Sentry or a Lookout)
+    server SDK ──OutboxTransport──commit──▲
+
+`Runtime` holds the tunnel (an ASGI app taking the rest of the backend inside), the outbox store
+and the lifespan tasks: `run_server_sdk` (sentry-sdk into the outbox, Reflex events as transactions)
+and `run_forwarder` (delivery, by one worker at a time: the lease). The plugin builds one for a host
+app (backend.py); Lookout builds its own in app/wiring.py with its destination: its settings'
+local DSN, the projects' quotas as the tunnel's `admit`, its feeder woken by `on_commit`, unread
+local rows counted by its store (app/local_inbox.py). A process holds one runtime (`current()`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+
+import sentry_sdk
+import sqlalchemy
+
+from reflex_lookout import server
+from reflex_lookout.background import Lease, supervise
+from reflex_lookout.forwarder import Forwarder
+from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
+
+logger = logging.getLogger(__name__)
+_current: Runtime | None = None
+
+
+def current() -> Runtime | None:
+    """This process's runtime, once one was built (the plugin builds none where the app has one)."""
+    return _current
+
+
+class Runtime:
+    def __init__(self, settings: MonitoringSettings, store: OutboxStore,
+                 on_commit: Callable[[str], None] = lambda dsn: None, quiet_loggers: Sequence[str] = ()) -> None:
+        """`on_commit(dsn)`: besides the forwarder, who else reads what was committed (Lookout's
+        feeder); `quiet_loggers`: the host's loggers whose records must not be reported."""
+        global _current
+        self.settings, self.store = settings, store
+        self.limits, self.stats = RateLimits(), TunnelStats()
+        self.forwarder: Forwarder | None = None
+        self._on_commit, self._quiet = on_commit, tuple(quiet_loggers)
+        self.tunnel = Tunnel(settings, store, self.limits, self.stats, on_commit=self.wake)
+        _current = self
+
+    def wake(self, dsn: str) -> None:
+        """An envelope was committed: whoever takes it from the outbox can start."""
+        if self.forwarder is not None:
+            self.forwarder.wake(dsn)
+        self._on_commit(dsn)
+
+    @contextlib.asynccontextmanager
+    async def run_server_sdk(self) -> AsyncIterator[None]:
+        """Lifespan task: sentry-sdk for this process, its envelopes committed to the outbox; what is
+        still queued when the process stops is committed before it exits."""
+        loop = asyncio.get_running_loop()
+
+        def committed(dsn: str) -> None:  # on the transport's thread
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the next start delivers it
+                loop.call_soon_threadsafe(self.wake, dsn)
+
+        transport = server.start(self.settings, self.store, on_commit=committed, quiet=self._quiet)
+        try:
+            yield
+        finally:
+            if transport is not None:
+                await asyncio.to_thread(sentry_sdk.flush, 5.0)
+
+    @contextlib.asynccontextmanager
+    async def run_forwarder(self) -> AsyncIterator[None]:
+        """Lifespan task: deliver the outbox while the backend runs (only when a DSN is set)."""
+        task = None
+        if self.settings.dsn is not None:
+            self.forwarder = Forwarder(self.store, self.settings, self.limits, self.stats, intake_busy=self.tunnel.busy,
+                                       lease=Lease(self.store.engine, "forwarder"))
+            # A scope of its own: its HTTP requests and queries must not become other events' breadcrumbs.
+            with sentry_sdk.isolation_scope():
+                task = supervise("lookout-forwarder", self.forwarder.run)
+        try:
+            yield
+        finally:
+            if task is not None and self.forwarder is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                await self.forwarder.aclose()
+            await self.tunnel.writer.close()
+
+
+def outbox_engine(url: str) -> sqlalchemy.Engine:
+    """A host app's outbox database, its tables made if missing. A SQLite file gets its folder (with
+    a `.gitignore` of `*`: nothing of it belongs in the app's repository) and the write-ahead log,
+    so the tunnel's writes and the forwarder's reads overlap across workers."""
+    engine = sqlalchemy.create_engine(url)
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        folder = Path(str(engine.url.database)).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n")
+        sqlalchemy.event.listen(engine, "connect", _sqlite_pragmas)
+    from reflex_lookout import tables
+
+    tables.create(engine)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: sqlalchemy.engine.interfaces.DBAPIConnection, _record: object) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
