@@ -108,9 +108,12 @@ class Monitoring(Plugin):
         if self.settings.dsn is None or id(app) in self._attached:
             return
         self._attached.add(id(app))
-        from reflex_lookout import backend
+        try:
+            from reflex_lookout import backend
 
-        backend.attach(app, self.settings)
+            backend.attach(app, self.settings)
+        except Exception:  # noqa: BLE001 (never breaks its host: the app serves without the monitoring)
+            logger.exception("reflex-lookout could not attach to the backend; the app serves without server monitoring")
 
     def __repr__(self) -> str:
         where = self.settings.dsn.netloc if self.settings.dsn else "nowhere"

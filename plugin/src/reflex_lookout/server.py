@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import sentry_sdk
-from sentry_sdk.integrations.aiohttp import AioHttpIntegration
+from sentry_sdk.integrations import DidNotEnable, Integration
 from sentry_sdk.integrations.logging import LoggingIntegration, ignore_logger, ignore_logger_for_sentry_logs
 from sentry_sdk.integrations.starlette import StarletteIntegration
 from sentry_sdk.utils import logger as sentry_logger
@@ -70,11 +70,21 @@ def server_options(settings: MonitoringSettings, app_logger: str | None = None) 
         # The backend's requests are Reflex events (transactions of their own, see event_tracing);
         # per-HTTP-request transactions would add one per static file and one per websocket.
         # aiohttp is only the forwarder's HTTP client here (under httpx, which is instrumented).
-        "disabled_integrations": [StarletteIntegration(), AioHttpIntegration()],
+        "disabled_integrations": _disabled_integrations(),
         "before_send_transaction": drop_not_found,
         "before_breadcrumb": event_tracing.keep_breadcrumb,
         "before_send_log": functools.partial(app_logs_only, app_logger=app_logger or app_logger_name()),
     }
+
+
+def _disabled_integrations() -> list[Integration]:
+    """Starlette's always; aiohttp's where it is installed (Lookout's forwarder transport, the extra [fast])."""
+    disabled: list[Integration] = [StarletteIntegration()]
+    try:
+        from sentry_sdk.integrations.aiohttp import AioHttpIntegration
+    except DidNotEnable:  # aiohttp is not installed: nothing to leave out
+        return disabled
+    return [*disabled, AioHttpIntegration()]
 
 
 def drop_not_found(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
