@@ -4,7 +4,7 @@ and the console's states share.
 From this machine the console is open, with every right, and needs no sign-in. A request counts
 as this machine only when all three hold:
 
-- its peer and every X-Forwarded-For address are loopback (`app/protocol/clients.py`): a proxy on this
+- its peer and every X-Forwarded-For address are loopback (`reflex_lookout/protocol/clients.py`): a proxy on this
   machine serving a client elsewhere says so in X-Forwarded-For;
 - its `Host` names this machine: `localhost`, `*.localhost`, a loopback address, or the host of
   LOOKOUT_PUBLIC_URL. DNS rebinding (evil.example resolving to 127.0.0.1) sends `Host: evil.example`;

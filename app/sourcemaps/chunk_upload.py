@@ -5,7 +5,7 @@ sentry-cli sends `multipart/form-data` with one part per chunk: field `file_gzip
 or `file` (raw), its filename the SHA-1 of the uncompressed chunk. The body handed here is already
 capped in size; the parts are parsed from it (python-multipart's push parser: nothing spooled to
 disk), at most `max_parts` of them, each decompressed a step at a time and never past `chunk_bytes`
-(app/protocol/encodings.py). Anything wrong refuses the whole request (`UploadRefused`: 400 for
+(reflex_lookout/protocol/encodings.py). Anything wrong refuses the whole request (`UploadRefused`: 400 for
 a malformed body, a wrong name or a checksum mismatch, 413 for a chunk over `chunk_bytes`), so a
 request stores all its chunks or none. CPU work: run it in a worker thread.
 """

@@ -1,7 +1,7 @@
 """What the tunnel and the ingest endpoints do with a request before they store it, in this order:
 
 1. the client's rate (reflex_lookout/intake_limits.py), before its body is read: 429;
-2. the body, within the request cap and the body timeout (app/protocol/asgi.py): 413, 408;
+2. the body, within the request cap and the body timeout (reflex_lookout/protocol/asgi.py): 413, 408;
 3. the envelope's header line alone, decoded from the start of the body (`header`), so that the DSN
    or key it names is checked before anything else is decoded: 415, 400;
 4. the DSN's rate, once the caller has found the DSN allowed (`charge_key`): 429;
@@ -52,7 +52,7 @@ class Intake:
         self._heavy: tuple[asyncio.AbstractEventLoop, anyio.CapacityLimiter] | None = None
 
     def client(self, request: Request) -> str:
-        """The client's address: the peer, or who a proxy on this machine says it was (app/protocol/clients.py)."""
+        """The client's address: the peer, or who a proxy on this machine says it was (reflex_lookout/protocol/clients.py)."""
         return client_address(request.peer, forwarded_chain(request.forwarded_for), self.settings.trusted_proxy_hops)
 
     async def body(self, request: Request, receive: Receive, limit: int | None = None) -> bytes:

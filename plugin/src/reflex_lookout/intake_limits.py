@@ -6,7 +6,7 @@ bucket below zero: the next ones wait until it has refilled (`Retry-After`). The
 checked before the body is read; the DSN's once the header line has named it.
 
 These protect Lookout itself (its CPU, its disk between two retention passes) and are not Sentry's
-rate limits, which upstream sets (app/protocol/ratelimits.py). Memory is bounded: at most
+rate limits, which upstream sets (reflex_lookout/protocol/ratelimits.py). Memory is bounded: at most
 `max_tracked` buckets each, the least recently used forgotten first (a forgotten bucket is full).
 Counted per backend process.
 """

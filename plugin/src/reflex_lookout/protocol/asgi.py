@@ -36,7 +36,7 @@ class Request:
     def __init__(self, scope: Scope) -> None:
         self.origin: str | None = None
         self.host = self.content_length = self.content_encoding = ""
-        self.forwarded_for: list[str] = []  # every X-Forwarded-For line (app/protocol/clients.py)
+        self.forwarded_for: list[str] = []  # every X-Forwarded-For line (reflex_lookout/protocol/clients.py)
         client = scope.get("client")
         self.peer: str = client[0] if client else ""
         for name, value in scope["headers"]:
