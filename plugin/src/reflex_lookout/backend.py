@@ -35,8 +35,8 @@ from reflex_lookout.settings import MonitoringSettings
 # The plugin's own records never become Sentry events, logs or breadcrumbs: reporting the tunnel's
 # trouble through the same tunnel would feed on itself, and a handler's traceback is already an event.
 logger = logging.getLogger("reflex_lookout")
-ignore_logger("reflex_lookout*")  # sentry-sdk matches these names with fnmatch
-ignore_logger_for_sentry_logs("reflex_lookout*")
+ignore_logger(logger.name)
+ignore_logger_for_sentry_logs(logger.name)
 _logged: set[str] = set()
 
 

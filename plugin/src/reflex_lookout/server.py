@@ -32,9 +32,14 @@ from reflex_lookout.server_transport import OutboxTransport
 from reflex_lookout.settings import MonitoringSettings
 
 # Loggers whose records never become Sentry events, logs or breadcrumbs: the reporting pipeline
-# itself (this package: fnmatch patterns, as sentry-sdk matches them), and the servers' access logs
-# (one record per request, the tunnel's posts included). A host adds its own (`start(quiet=...)`).
-QUIET_LOGGERS = ("reflex_lookout", "reflex_lookout.*", "granian.access", "uvicorn.access")
+# itself (reporting the tunnel's or forwarder's trouble through them would feed on itself) and the
+# servers' access logs (one record per request, the tunnel's posts included). A host adds its own
+# (`start(quiet=...)`). Not event_errors: its line about a failed handler stays a Sentry log, as before.
+QUIET_LOGGERS = (
+    "reflex_lookout", "reflex_lookout.runtime", "reflex_lookout.tunnel", "reflex_lookout.forwarder",
+    "reflex_lookout.outbox", "reflex_lookout.server", "reflex_lookout.server_transport", "reflex_lookout.background",
+    "granian.access", "uvicorn.access",
+)
 
 logger = logging.getLogger(__name__)
 
