@@ -102,10 +102,6 @@ class Settings(MonitoringSettings):
     # the errors' (app/ingest/security_reports.py): a page that violates its policy on every view
     # must not crowd out the project's errors. 0: no limit.
     security_reports_per_min_per_key: int = 600
-    @property
-    def browser_monitoring(self) -> bool:
-        """`browser`, by the name app/monitoring/browser.py and loader.py still read (until they move)."""
-        return self.browser
 
     @property
     def can_mail(self) -> bool:

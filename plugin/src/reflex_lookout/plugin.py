@@ -24,6 +24,7 @@ from typing import Any
 from reflex_base.plugins.base import Plugin, PostCompileContext, PreCompileContext
 from typing_extensions import Unpack
 
+from reflex_lookout.destination import Destination
 from reflex_lookout.settings import Dsn, MonitoringSettings
 
 logger = logging.getLogger("reflex_lookout")
@@ -47,6 +48,8 @@ class Monitoring(Plugin):
         log_level: str | int | None = None,
         outbox: str | None = None,
         route_load_timeout_ms: int | None = None,
+        destination: str | None = None,
+        dev_proxy: tuple[str, ...] = (),
     ) -> None:
         options = {
             "dsn": dsn, "environment": environment, "release": release, "tunnel_path": tunnel_path,
@@ -54,14 +57,31 @@ class Monitoring(Plugin):
             "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
         }
         self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
+        # "package.module:name" of a `Destination` (destination.py), imported when first needed.
+        self.destination_spec = destination
+        self._destination: Destination | None = None
+        # Paths besides the tunnel that the dev server proxies to the backend (Lookout's "/api/").
+        self.dev_proxy = tuple(dev_proxy)
         self._attached: set[int] = set()  # id() of the apps attached in this process
         self._head: list[Any] = []
-        if self.settings.dsn is None:
+        if self.settings.dsn is None and destination is None:
             logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported.")
+
+    def destination(self) -> Destination | None:
+        if self._destination is None and self.destination_spec is not None:
+            from reflex_lookout import destination
+
+            self._destination = destination.load(self.destination_spec)
+        return self._destination
+
+    def dsn(self) -> Dsn | None:
+        """The DSN reports are made for: the destination's, if one is named, else the settings'."""
+        found = self.destination()
+        return found.dsn() if found is not None else self.settings.dsn
 
     @property
     def reports_browser(self) -> bool:
-        return self.settings.dsn is not None and self.settings.browser
+        return self.settings.browser and (self.settings.dsn is not None or self.destination_spec is not None)
 
     def provides_entry_client(self) -> bool:
         return self.reports_browser
@@ -77,16 +97,22 @@ class Monitoring(Plugin):
 
         web = get_web_dir()
         settings = self.settings
-        context["add_save_task"](lambda: [
-            (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
-            (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
-            (str(web / browser.LOADER_MODULE), browser.loader_module(settings)),
-        ])
+        def files() -> list[tuple[str, str]]:
+            dsn = self.dsn()
+            if dsn is None:
+                raise RuntimeError(f"reflex-lookout: {self.destination_spec} gave no DSN to build the pages with.")
+            return [
+                (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
+                (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
+                (str(web / browser.LOADER_MODULE), browser.loader_module(settings, dsn)),
+            ]
+
+        context["add_save_task"](files)
         backend_url = get_config().api_url.rstrip("/")
+        proxied = (settings.tunnel_path, *self.dev_proxy)
         context["add_modify_task"](
             constants.ReactRouter.VITE_CONFIG_FILE,
-            lambda text: browser.add_sentry_flags(browser.add_proxy(text, (settings.tunnel_path,), backend_url),
-                                                  settings.debug),
+            lambda text: browser.add_sentry_flags(browser.add_proxy(text, proxied, backend_url), settings.debug),
         )
 
     def compile_page(self, page_ctx: Any, /, **kwargs: Any) -> None:
@@ -105,7 +131,9 @@ class Monitoring(Plugin):
 
     def post_compile(self, **context: Unpack[PostCompileContext]) -> None:
         app = context["app"]
-        if self.settings.dsn is None or id(app) in self._attached:
+        # An app that names a destination is the receiver itself and wires its own backend (Lookout's
+        # app/wiring.py); the browser side above is all it takes from these hooks.
+        if self.settings.dsn is None or self.destination_spec is not None or id(app) in self._attached:
             return
         self._attached.add(id(app))
         from reflex_lookout import backend

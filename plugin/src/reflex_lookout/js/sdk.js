@@ -1,4 +1,4 @@
-// Lookout's SDK chunk (written by BrowserMonitoringPlugin as .web/app/lookout_sdk.js): imported by
+// Lookout's SDK chunk (written by reflex_lookout's Monitoring.pre_compile as .web/app/lookout_sdk.js): imported by
 // root.jsx (browser.js) only through import(), so that Vite gives @sentry/react a chunk of its own,
 // fetched after the page is interactive, or at once when the loader has recorded an error. Named
 // imports only (a namespace import defeats tree-shaking). Its configuration is the loader's
