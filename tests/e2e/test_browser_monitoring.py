@@ -24,8 +24,10 @@ from tests.e2e.local_dsn import local_dsn
 
 
 def expected_config(app_server: AppServer) -> dict:
-    """The e2e server runs with the default settings, and the local DSN's key from its database."""
-    settings = dataclasses.replace(Settings.from_env({}), local_dsn=local_dsn(app_server))
+    """The e2e server runs `reflex run --env prod` with the default settings (so the environment is
+    "production", as the server SDK's), and the local DSN's key from its database."""
+    env = {"REFLEX_ENV_MODE": "prod"}
+    settings = dataclasses.replace(Settings.from_env(env), local_dsn=local_dsn(app_server))
     return browser_config(settings, settings.reporting_dsn)
 
 
