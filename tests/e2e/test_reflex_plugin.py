@@ -36,7 +36,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser
 
+from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.projects import Projects
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.sourcemaps.tokens import Tokens
 from tests.e2e.other_reflex_app import (
     APP_NAME,
@@ -119,6 +121,8 @@ def run(request: pytest.FixtureRequest, built: tuple[Path, Path], lookout: Secon
     env = {**app_env(venv, dsn), "SENTRY_URL": lookout.server.url, "SENTRY_AUTH_TOKEN": token,
            "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id)}
     server = OtherAppServer(root, venv, env, work / f"{mode}.log", dev=mode == "dev")
+    if server.dev:  # its frames name Vite's modules: the project lists that dev server (design §7)
+        ProjectSettingsStore(lookout.engine).set_sourcemaps(project.id, SourceMapSettings(dev_servers=(server.url,)))
     try:
         with step(f"{mode}: reflex run until it answers"):
             server.start()
