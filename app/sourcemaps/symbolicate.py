@@ -186,6 +186,12 @@ class Symbolicator:
                                 lambda: self.lookup.by_debug_id(debug_id, budget.project_id), budget)
             if found is not None:
                 return found if isinstance(found, str) else (found, "debug_id")
+        if budget.by_path and path:  # the app's own builds first (its dev server too, with its pages)
+            found = self._entry(("asset_path", path), lambda: self.lookup.by_asset_path(path), budget)
+            if isinstance(found, str):
+                return found
+            if found is not None and (not debug_id or found.debug_id in ("", debug_id)):  # not another build's file
+                return found, "asset_path"
         origin = origin_of(url) if budget.dev_servers else None
         if origin is not None and origin in budget.dev_servers and path:
             module = self._entry(("dev_module", origin + path), lambda: self._modules().read(origin, path), budget)
@@ -193,17 +199,11 @@ class Symbolicator:
                 return module
             if module is not None:
                 return module, "asset_path"
-            if not budget.by_path:
-                return f"No source map: the dev server {origin} serves no module with an inline map at {path}."
-        if not budget.by_path:
-            return (f"No source map has the debug ID {debug_id}." if debug_id
-                    else "No source map: the event names no debug ID for this file.")
-        found = self._entry(("asset_path", path), lambda: self.lookup.by_asset_path(path), budget) if path else None
-        if isinstance(found, str):
-            return found
-        if found is not None and (not debug_id or found.debug_id in ("", debug_id)):  # not another build's file
-            return found, "asset_path"
-        return f"No source map has the debug ID {debug_id}." if debug_id else f"No source map for {path or 'this file'}."
+            return f"No source map: the dev server {origin} serves no module with an inline map at {path}."
+        if debug_id:
+            return f"No source map has the debug ID {debug_id}."
+        return f"No source map for {path or 'this file'}." if budget.by_path else \
+            "No source map: the event names no debug ID for this file."
 
     def _modules(self) -> ModuleReader:
         with self._module_lock:

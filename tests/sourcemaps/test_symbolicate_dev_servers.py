@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from app.sourcemaps.dev_modules import inline_map
+from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
 from tests.sourcemaps.dev_servers import (
     OTHER_PAGE,
@@ -20,7 +22,7 @@ from tests.sourcemaps.dev_servers import (
     other_app_module,
     recording_server,
 )
-from tests.sourcemaps.reflex_like_build import Maps
+from tests.sourcemaps.reflex_like_build import PAGE, Maps
 
 PROJECT = 2  # another app's project: no frame of it is matched by its path alone
 
@@ -82,3 +84,13 @@ def test_the_origin_is_compared_in_one_spelling(module: bytes, server: Recorder)
     event = other_app_event(module, server.origin.replace("http://", "HTTP://"))
     assert symbolicated(event, (server.origin,))
     assert thrower(event)["filename"] == ".web/app/routes/_index.jsx"
+
+
+def test_the_app_own_maps_come_first_for_its_own_events(module: bytes, server: Recorder) -> None:
+    """Lookout's own project (matched by path: its builds, its dev server with its pages) listing a dev
+    server too: what its own lookup finds wins, and the dev server is not asked."""
+    own = StoredMap(debug_id="", asset_path=OTHER_ROUTE, build_id="dev", source=module, sourcemap=inline_map(module) or b"",
+                    pages={".web/app/routes/_index.jsx": PAGE})
+    event = other_app_event(module, server.origin)
+    assert Symbolicator(Maps(own)).symbolicate(event, by_path=True, project_id=1, dev_servers=(server.origin,))
+    assert thrower(event)["data"]["python_page"] == PAGE.to_json() and server.paths == []
