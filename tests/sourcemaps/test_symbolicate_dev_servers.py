@@ -32,11 +32,18 @@ def module(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return other_app_module(tmp_path_factory.mktemp("other-app"))
 
 
-@pytest.fixture
-def server(module: bytes) -> Iterator[Recorder]:
+@pytest.fixture(scope="module")
+def serving(module: bytes) -> Iterator[Recorder]:
     with recording_server() as recording:
         recording.routes[OTHER_ROUTE] = Route(body=module)
         yield recording
+
+
+@pytest.fixture
+def server(serving: Recorder) -> Recorder:
+    """The module's dev server, with no path asked for yet (a stop costs half a second: one per module)."""
+    serving.paths.clear()
+    return serving
 
 
 def thrower(event: dict[str, Any]) -> dict[str, Any]:
