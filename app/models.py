@@ -328,9 +328,9 @@ class InboxCount(SQLModel, table=True):
 
 
 class InboxProjectSettings(SQLModel, table=True):
-    """A project's inbound filters, PII scrubbing options and quotas (app/inbox/project_settings.py), each a
-    bounded JSON object of its dataclass's fields; a project without a row has the defaults. What
-    each filter dropped is counted in `inbox_count` (kind "filtered")."""
+    """A project's inbound filters, PII scrubbing options, quotas and source-map settings
+    (app/inbox/project_settings.py), each a bounded JSON object of its dataclass's fields; a project
+    without a row has the defaults. What each filter dropped is counted in `inbox_count` (kind "filtered")."""
 
     __tablename__ = "inbox_project_settings"
 
@@ -338,6 +338,7 @@ class InboxProjectSettings(SQLModel, table=True):
     filters: str = "{}"  # app/ingest/filter_settings.py's FilterSettings
     scrubbing: str = "{}"  # app/ingest/scrubbing_settings.py's ScrubbingSettings
     quotas: str = "{}"  # app/ingest/quota_settings.py's QuotaSettings
+    sourcemaps: str = "{}"  # app/ingest/sourcemap_settings.py's SourceMapSettings
     updated_at: float = 0.0
     updated_by: str = ""
 

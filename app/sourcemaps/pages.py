@@ -6,6 +6,11 @@ Reflex compiles the page given to `app.add_page(component, route=...)` into a ro
 Python source: `page_sources` builds the map from those modules' project-relative paths (as
 symbolication names original sources: under `.web/`, whatever REFLEX_WEB_WORKDIR says) to `PageSource`.
 
+Another app's pages cannot be listed by this process: its generated modules may say which Python page
+each is, in a line of their own that `page_marker` writes (`// reflex-lookout page: {...}`, the
+`PageSource` as JSON), which symbolication reads from the map's `sourcesContent`
+(app/sourcemaps/declared_pages.py).
+
 A component module of a Python module that registers several pages (`app/pages/try_errors.py`:
 `page` and `slow_page`) cannot tell which page it serves: its function is `<module>`, as Python's
 tracebacks name module-level code, and its line 0. Only plain functions defined inside the project
@@ -15,6 +20,7 @@ have a source; a page given as a component object (no function) or taken from a 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 # How symbolication names the web directory, wherever the build ran (REFLEX_WEB_WORKDIR included).
 WEB_PREFIX = ".web"
 MODULE_LEVEL = "<module>"
+# How a generated module says which Python page it is: this, then the PageSource as JSON, on one line.
+PAGE_MARKER = "// reflex-lookout page: "
 
 
 class Page(Protocol):
@@ -111,3 +119,9 @@ def from_json(value: object) -> dict[str, PageSource]:
         if isinstance(module, str) and isinstance(function, str) and isinstance(file, str) and type(line) is int:
             found[path] = PageSource(module=module, function=function, file=file, line=line)
     return found
+
+
+def page_marker(source: PageSource) -> str:
+    """The line a generated module carries to say it is `source`'s page (read back by
+    app/sourcemaps/declared_pages.py)."""
+    return PAGE_MARKER + json.dumps(source.to_json(), sort_keys=True)

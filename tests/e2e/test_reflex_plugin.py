@@ -16,8 +16,9 @@ of the page load), the log line; and in the browser's requests: reports posted t
 Against the prototype on branch i27-plugin these assertions FAIL, on purpose (the next session's work):
 - `test_browser_error_frames_mapped_to_the_app_sources` (prod and dev): the prototype has no source-map
   step (no debug IDs, no upload in `post_build`), so the prod frames stay minified `/assets/...js`; in dev
-  the frames name Vite's modules, which a Lookout maps only for a project that lists that dev server
-  (design §7, not built).
+  the frames name Vite's modules, which a Lookout maps only for a project that lists that dev server: the
+  dev project lists Vite's origin (design §7), so they map to the route module, but the plugin does not
+  yet write the line that names each route module's Python page (`page_marker`), so `python_page` is missing.
 - `test_handler_error_in_the_page_load_trace` (prod and dev): event tracing is not in the plugin yet
   (design §10), so the handler's error carries a trace of its own, not the page load's.
 Every other assertion is expected to pass against the prototype (its tunnel is a pass-through to the DSN).
@@ -36,7 +37,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser
 
+from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.projects import Projects
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.sourcemaps.tokens import Tokens
 from tests.e2e.other_reflex_app import (
     APP_NAME,
@@ -119,6 +122,8 @@ def run(request: pytest.FixtureRequest, built: tuple[Path, Path], lookout: Secon
     env = {**app_env(venv, dsn), "SENTRY_URL": lookout.server.url, "SENTRY_AUTH_TOKEN": token,
            "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id)}
     server = OtherAppServer(root, venv, env, work / f"{mode}.log", dev=mode == "dev")
+    if server.dev:  # its frames name Vite's modules: the project lists that dev server (design §7)
+        ProjectSettingsStore(lookout.engine).set_sourcemaps(project.id, SourceMapSettings(dev_servers=(server.url,)))
     try:
         with step(f"{mode}: reflex run until it answers"):
             server.start()
@@ -154,7 +159,7 @@ def test_browser_error_arrives(run: Run) -> None:
 
 
 def test_browser_error_frames_mapped_to_the_app_sources(run: Run) -> None:
-    """FAILS against the prototype: no source maps (prod), no dev-server mapping for another app (dev)."""
+    """FAILS against the prototype: no source maps (prod), no page line in the route module (dev)."""
     event = run.received.error(BROWSER_ERROR)
     assert event is not None, f"the browser error is not in the Lookout's project{_context(run)}"
     found = frames(event)
