@@ -7,7 +7,7 @@ import reflex as rx
 
 from app.monitoring.browser import BrowserMonitoringPlugin
 from app.monitoring.vite_config import ViteConfigPlugin
-from app.sourcemaps.build_step import SourceMapsPlugin
+from app.sourcemaps import own_build
 
 ROOT = Path(__file__).resolve().parent
 # SQLite lives in a hidden folder: dev-mode hot reload watches the project's visible files, and
@@ -27,6 +27,6 @@ config = rx.Config(
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin(), ViteConfigPlugin(), BrowserMonitoringPlugin(), SourceMapsPlugin()],
+    plugins=[rx.plugins.RadixThemesPlugin(), ViteConfigPlugin(), BrowserMonitoringPlugin(), own_build.plugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

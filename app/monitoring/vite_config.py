@@ -6,9 +6,8 @@
   proxy is unused.
 - **Sentry's build flag** `__SENTRY_DEBUG__`, from the `debug` setting: with debug off (the
   default) the bundler drops the SDK's debug logging code from the page.
-- **Hidden source maps** (prod build): `build.sourcemap: "hidden"` writes a map beside every chunk
-  without naming it in the chunk; the build step (app/sourcemaps/build_step.py) takes the maps out of
-  what is served and keeps them for symbolication.
+- Hidden source maps (`build.sourcemap: "hidden"`) are the build step's own edit
+  (reflex_lookout/sourcemaps/build_step.py, `hide_source_maps`).
 
 Reflex writes the file once and re-edits it on every compile, so each edit sits between markers
 and replaces its own earlier version (idempotent).
@@ -31,7 +30,6 @@ SERVER_ANCHOR = "  server: {\n"
 # ingest endpoints, JSON API and sign-in routes (all under /api/).
 DEV_PROXIED = (SETTINGS.tunnel_path, "/api/")
 BASE_ANCHOR = re.compile(r"^  base: .*\n", re.MULTILINE)
-BUILD_SOURCEMAP = re.compile(r"^(  build: \{\n(?:    .*\n)*?    sourcemap: ).*,$", re.MULTILINE)
 
 
 def _block(name: str, indent: str, body: str) -> str:
@@ -62,14 +60,6 @@ def add_sentry_flags(config_js: str, debug: bool) -> str:
     return without[: anchor.end()] + _block("sentry-flags", "  ", f"define: {define},") + without[anchor.end():]
 
 
-def hide_source_maps(config_js: str) -> str:
-    """`vite.config.js` whose production build writes hidden source maps (replacing Reflex's setting)."""
-    edited, count = BUILD_SOURCEMAP.subn(r'\1"hidden",', config_js, count=1)
-    if count != 1:
-        raise RuntimeError("vite.config.js has no `sourcemap:` entry in `build: {`; Reflex changed its template.")
-    return edited
-
-
 class ViteConfigPlugin(Plugin):
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
         from reflex_base.config import get_config
@@ -77,5 +67,5 @@ class ViteConfigPlugin(Plugin):
         backend = get_config().api_url.rstrip("/")
         context["add_modify_task"](
             ReactRouter.VITE_CONFIG_FILE,
-            lambda text: hide_source_maps(add_sentry_flags(add_proxy(text, DEV_PROXIED, backend), SETTINGS.debug)),
+            lambda text: add_sentry_flags(add_proxy(text, DEV_PROXIED, backend), SETTINGS.debug),
         )

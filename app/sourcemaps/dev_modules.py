@@ -32,8 +32,8 @@ from urllib.parse import unquote, unquote_to_bytes
 import httpx
 
 from app.settings import LOCAL_PROJECT_ID, MIB
-from app.sourcemaps.maps import MapLookup, PageSource, StoredMap
-from app.sourcemaps.pages import page_sources
+from app.sourcemaps.maps import MapLookup, StoredMap
+from reflex_lookout.sourcemaps.pages import PageSource, page_sources
 
 log = logging.getLogger(__name__)
 

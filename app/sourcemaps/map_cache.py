@@ -24,7 +24,8 @@ from symbolic.sourcemapcache import SourceMapCache
 
 from app.settings import SETTINGS
 from app.sourcemaps.map_bounds import measure, refusal
-from app.sourcemaps.maps import PageSource, StoredMap
+from app.sourcemaps.maps import StoredMap
+from reflex_lookout.sourcemaps.pages import PageSource
 
 MESSAGE_LENGTH = 300  # of symbolic's reason for refusing a map
 # Of `ParsedMap.size`: one build of this app is ~9 MiB of inputs and 1.5 KiB of line tables (minified: few lines).
