@@ -75,5 +75,5 @@ def test_only_the_chunks_and_maps_go_the_token_in_the_environment_blanked_out_of
 
     assert not ok and token not in sentence and " with [token]: " in sentence
     assert sentence.endswith(": ./assets/a.js ./assets/a.js.map")  # the manifest's chunk and map, nothing else
-    assert " sourcemaps upload --org o --project p --url-prefix ~/app --strict " in sentence
+    assert " sourcemaps upload --org o --project p --url-prefix ~/app --no-rewrite --strict " in sentence
     assert not any(directory.glob(".upload-*"))  # the staged copy is gone

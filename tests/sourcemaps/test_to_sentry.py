@@ -23,7 +23,8 @@ from app.settings import Settings
 from app.sourcemaps import own_build
 from app.sourcemaps.own_build import SENTRY_CLI
 from reflex_lookout.sourcemaps import bundle, to_sentry
-from reflex_lookout.sourcemaps.build_step import make_bundle
+from reflex_lookout.sourcemaps.build_step import for_host, make_bundle
+from reflex_lookout.sourcemaps.pages import PageSource
 from reflex_lookout.sourcemaps.sentry_cli import Target
 from reflex_lookout.sourcemaps.upload_settings import UploadSettings
 from tests.services import free_port
@@ -60,6 +61,22 @@ def lookout_uploads(env: dict[str, str]) -> UploadSettings:
     return own_build.upload_settings(Settings.from_env(env))
 
 
+def lazy_chunks_thrower(lookout: SecondLookout, directory: Path, manifest: bundle.Manifest, work: Path) -> dict:
+    """A browser error from the build's lazy chunk, as the tunnel forwards it, naming the chunk by debug
+    ID, sent to the second Lookout: its innermost frame as the Lookout stored it."""
+    [lazy] = [file for file in manifest.files if "/lazy-" in file.asset_path]
+    url = ORIGIN + lazy.asset_path
+    event_id = uuid.uuid4().hex
+    event = {"event_id": event_id, "platform": "javascript", "level": "error",
+             "exception": {"values": [{"type": "Error", "value": "boom 42",
+                                       "stacktrace": {"frames": frames_of(directory / lazy.js, url, work)}}]},
+             "debug_meta": {"images": [{"type": "sourcemap", "code_file": url, "debug_id": lazy.debug_id}]}}
+    answer = httpx.post(f"{lookout.server.url}/api/{lookout.project_id}/store/?sentry_key={lookout.public_key}",
+                        json=event, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return stored_event(lookout, event_id)["exception"]["values"][0]["stacktrace"]["frames"][-1]
+
+
 def test_the_build_uploads_its_maps_and_sentry_symbolicates_the_browser_events_with_them(
     lookout: SecondLookout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -79,24 +96,43 @@ def test_the_build_uploads_its_maps_and_sentry_symbolicates_the_browser_events_w
     [(project_id, files)] = lookout.stored_builds()
     assert project_id == lookout.project_id
     assert files == {file.debug_id: file.asset_path for file in manifest.files}
-    # A browser error from the build's lazy chunk, as the tunnel forwards it, naming it by debug ID.
-    [lazy] = [file for file in manifest.files if "/lazy-" in file.asset_path]
-    url = ORIGIN + lazy.asset_path
-    event_id = uuid.uuid4().hex
-    event = {"event_id": event_id, "platform": "javascript", "level": "error",
-             "exception": {"values": [{"type": "Error", "value": "boom 42",
-                                       "stacktrace": {"frames": frames_of(directory / lazy.js, url, tmp_path)}}]},
-             "debug_meta": {"images": [{"type": "sourcemap", "code_file": url, "debug_id": lazy.debug_id}]}}
-    answer = httpx.post(f"{lookout.server.url}/api/{lookout.project_id}/store/?sentry_key={lookout.public_key}",
-                        json=event, timeout=30)
-    assert answer.status_code == 200, answer.text
-    [thrower] = stored_event(lookout, event_id)["exception"]["values"][0]["stacktrace"]["frames"][-1:]
+    thrower = lazy_chunks_thrower(lookout, directory, manifest, tmp_path)
     assert thrower["filename"].endswith("lazy.js") and thrower["lineno"] == 3, thrower
     assert thrower["function"] == "boom", thrower
     assert thrower["data"]["sourcemap"]["resolved_with"] == "debug_id", thrower
     # The token is in no log line and no status file.
     assert lookout.token not in caplog.text and lookout.token not in status_text(directory)
     assert "uploaded to Sentry" in caplog.text
+
+
+def test_a_host_apps_build_uploads_its_maps_with_their_python_pages_to_a_lookout(
+    lookout: SecondLookout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another Reflex app's build with `Monitoring` (its step: `for_host`, SENTRY_* naming the second
+    Lookout): maps out of the build, uploaded; an error of that app then maps to its `.web/` module and
+    names the module's Python page, as this app's own frames do."""
+    web = tmp_path / ".web"  # Reflex's layout: the build in .web/build/client, the route modules in .web/app/routes
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(web))
+    static_dir = web / "build" / "client"
+    real_build.build(static_dir, web / "app" / "routes", "export const host = 1;\n")
+    page = PageSource("other_app.other_app", "index", "other_app/other_app.py", 7)
+    bundle.write_pages(bundle.root(), {".web/app/routes/lazy.js": page})  # what pre_compile writes
+    step = for_host({"SENTRY_AUTH_TOKEN": lookout.token, "SENTRY_URL": lookout.server.url, "SENTRY_ORG": "lookout",
+                     "SENTRY_PROJECT": str(lookout.project_id), "LOOKOUT_SENTRY_CLI": str(SENTRY_CLI)})
+    before = lookout.stored_builds()
+
+    step.post_build(static_dir=static_dir)
+
+    assert list(static_dir.rglob("*.map")) == []
+    [(directory, manifest)] = bundle.present(bundle.root())
+    status = to_sentry.read_status(directory)
+    assert status is not None and status.state == "ok", status_text(directory)
+    assert lookout.stored_builds()[len(before):] == [
+        (lookout.project_id, {file.debug_id: file.asset_path for file in manifest.files})]
+    thrower = lazy_chunks_thrower(lookout, directory, manifest, tmp_path)
+    assert (thrower["filename"], thrower["function"], thrower["lineno"]) == (".web/app/routes/lazy.js", "boom", 3), thrower
+    assert thrower["data"]["python_page"] == page.to_json(), thrower
+    assert lookout.token not in caplog.text and lookout.token not in status_text(directory)
 
 
 def test_sentry_down_never_fails_the_build_and_the_next_start_uploads(

@@ -41,8 +41,9 @@ from pathlib import Path
 from reflex_base.plugins.base import Plugin, PostBuildContext, PreCompileContext
 from typing_extensions import Unpack
 
-from reflex_lookout.sourcemaps import bundle, pages, to_sentry
+from reflex_lookout.sourcemaps import bundle, map_pages, pages, to_sentry
 from reflex_lookout.sourcemaps.bundle import BundleError, BundleFile, Manifest
+from reflex_lookout.sourcemaps.pages import PageSource
 from reflex_lookout.sourcemaps.sentry_cli import missing_cli
 from reflex_lookout.sourcemaps.upload_settings import UploadSettings, host_cli
 
@@ -135,11 +136,11 @@ def make_bundle(static_dir: Path, bundles: Path, cli: Path, keep: int, url_prefi
     `bundles`, prune the bundles to the newest `keep`; returns the new bundle's directory."""
     chunks, data = _chunks(static_dir / ASSETS)
     inject(cli, static_dir / ASSETS, ignore=[path.name for path in data])
-    files = tuple(_describe(chunk, static_dir, url_prefix) for chunk in chunks)
-    build_id = hashlib.sha256("".join(f"{f.asset_path} {f.sha256}\n" for f in files).encode()).hexdigest()[:20]
     found = bundle.read_pages(bundles)
     if found is None:
         logger.warning("no page map from the compile in %s: frames will not name their Python page", bundles)
+    files = tuple(_describe(chunk, static_dir, url_prefix, found or {}) for chunk in chunks)
+    build_id = hashlib.sha256("".join(f"{f.asset_path} {f.sha256}\n" for f in files).encode()).hexdigest()[:20]
     manifest = Manifest(build_id, time.time(), files, found or {})
     directory = _store(static_dir, bundles, manifest)
     prune(bundles, keep)
@@ -193,18 +194,22 @@ def inject(cli: Path, directory: Path, ignore: list[str]) -> None:
         raise SourceMapBuildError(f"sentry-cli sourcemaps inject failed (exit {done.returncode}): {output}")
 
 
-def _describe(chunk: Path, static_dir: Path, url_prefix: str) -> BundleFile:
+def _describe(chunk: Path, static_dir: Path, url_prefix: str, found: dict[str, PageSource]) -> BundleFile:
+    """The chunk's manifest entry, its map checked to have the chunk's debug ID and written again
+    with the pages among its sources (map_pages.py: they travel with an upload)."""
     source = _read(chunk)
     comment = DEBUG_ID_COMMENT.search(source[-200:])
     if comment is None:
         raise SourceMapBuildError(f"{chunk} has no debug ID after sentry-cli sourcemaps inject.")
     debug_id = comment.group(1).decode().lower()
     try:
-        map_id = json.loads(_read(_map_of(chunk))).get("debugId")
+        sourcemap = json.loads(_read(_map_of(chunk)))
+        map_id = sourcemap.get("debugId")
     except (ValueError, AttributeError) as exc:
         raise SourceMapBuildError(f"{_map_of(chunk)} is not a JSON source map ({exc}).") from None
     if not isinstance(map_id, str) or map_id.lower() != debug_id:
         raise SourceMapBuildError(f"{_map_of(chunk)} has debugId {map_id!r}, its chunk {debug_id}.")
+    _map_of(chunk).write_bytes(map_pages.with_pages(sourcemap, found))
     relative = chunk.relative_to(static_dir).as_posix()
     asset_path = "/" + "/".join(part for part in (url_prefix, relative) if part)
     return BundleFile(debug_id, asset_path, hashlib.sha256(source).hexdigest(), relative, relative + ".map")

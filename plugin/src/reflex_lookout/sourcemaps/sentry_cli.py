@@ -2,7 +2,11 @@
 wheel `sentry-cli`; Lookout's: `make setup` installs it under `.tools/`), as to_sentry.py does it:
 
     sentry-cli [--url URL] sourcemaps upload [--org ORG] --project PROJECT --url-prefix ~/<frontend path>
-               --strict <the bundle's chunks and maps>
+               --no-rewrite --strict <the bundle's chunks and maps>
+
+- The maps go as the build step wrote them (`--no-rewrite`): sentry-cli's rewrite (flattening index
+  maps, inlining sources) would drop the field that carries their Python pages (map_pages.py), and
+  Vite's maps are flat and hold their sources already.
 
 - Only the chunks and maps the manifest names go: they are linked into a temporary directory inside
   the bundle, in the served layout, so their URLs are `~/assets/x.js` (any other map in the bundle,
@@ -73,7 +77,7 @@ def _url_prefix(manifest: Manifest) -> str:
 def _command(cli: Path, target: Target, url_prefix: str, staged: Path) -> list[str]:
     return [str(cli), *(["--url", target.url] if target.url else []), "sourcemaps", "upload",
             *(["--org", target.org] if target.org else []), "--project", target.project,
-            "--url-prefix", url_prefix, "--strict", str(staged)]
+            "--url-prefix", url_prefix, "--no-rewrite", "--strict", str(staged)]
 
 
 @contextlib.contextmanager
