@@ -14,10 +14,9 @@ of the page load), the log line; and in the browser's requests: reports posted t
 `/monitoring`, nothing to the Lookout's port.
 
 Against the prototype on branch i27-plugin these assertions FAIL, on purpose (the next session's work):
-- `test_browser_error_frames_mapped_to_the_app_sources` (prod and dev): the prototype has no source-map
-  step (no debug IDs, no upload in `post_build`), so the prod frames stay minified `/assets/...js`; in dev
-  the frames name Vite's modules, which a Lookout maps only for a project that lists that dev server
-  (design §7, not built).
+- `test_browser_error_frames_mapped_to_the_app_sources` (dev): the frames name Vite's modules, which a
+  Lookout maps only for a project that lists that dev server (design §7, not built). In prod it passes:
+  the plugin's build step injects debug IDs and uploads the maps (reflex_lookout/sourcemaps/).
 - `test_handler_error_in_the_page_load_trace` (prod and dev): event tracing is not in the plugin yet
   (design §10), so the handler's error carries a trace of its own, not the page load's.
 Every other assertion is expected to pass against the prototype (its tunnel is a pass-through to the DSN).
@@ -154,7 +153,7 @@ def test_browser_error_arrives(run: Run) -> None:
 
 
 def test_browser_error_frames_mapped_to_the_app_sources(run: Run) -> None:
-    """FAILS against the prototype: no source maps (prod), no dev-server mapping for another app (dev)."""
+    """FAILS in dev: no dev-server mapping for another app yet."""
     event = run.received.error(BROWSER_ERROR)
     assert event is not None, f"the browser error is not in the Lookout's project{_context(run)}"
     found = frames(event)
