@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reflex_base.compiler.templates import vite_config_template
 from reflex_base.config import get_config
 from reflex_base.constants import ReactRouter
 
@@ -53,7 +54,13 @@ def test_the_host_build_hides_its_maps_only_with_a_token(monkeypatch: pytest.Mon
     monkeypatch.setenv("SENTRY_AUTH_TOKEN", TOKEN)
     with_token = Monitoring()
     monkeypatch.setattr(get_config(), "plugins", [with_token])
-    assert _pre_compile(with_token) == [(ReactRouter.VITE_CONFIG_FILE, hide_source_maps)]
+    [(path, task)] = _pre_compile(with_token)
+    template = vite_config_template(
+        base="/", hmr=True, force_full_reload=False, experimental_hmr=False, prod_react=False,
+        warmup_routes=False, react_compiler=False, sourcemap=False, minify=True, allowed_hosts=False,
+    )
+    assert path == ReactRouter.VITE_CONFIG_FILE and task(template) == hide_source_maps(template) != template
+    assert task("export default {}") == "export default {}"  # a template it cannot edit: left as it is, said
     assert (tmp_path / "web" / "lookout-sourcemaps" / "pages.json").is_file()  # for the build step
 
 

@@ -86,8 +86,26 @@ class SourceMapsPlugin(Plugin):
             return
         from reflex_base.constants import ReactRouter
 
-        context["add_modify_task"](ReactRouter.VITE_CONFIG_FILE, hide_source_maps)
-        bundle.write_pages(self.bundles or bundle.root(), pages.sources_of(context["unevaluated_pages"], self.root))
+        context["add_modify_task"](ReactRouter.VITE_CONFIG_FILE, self._hidden)
+        try:
+            found = pages.sources_of(context["unevaluated_pages"], self.root)
+            bundle.write_pages(self.bundles or bundle.root(), found)
+        except Exception as exc:  # noqa: BLE001 (a host's compile goes on: its frames just name no Python page)
+            if self.for_library:
+                raise
+            logger.warning("reflex-lookout: the page map of this compile not written (%s): frames will not "
+                           "name their Python page.", exc)
+
+    def _hidden(self, config_js: str) -> str:
+        """The modify task of `vite.config.js`; for a host, a template it cannot edit is left as it is
+        (no maps are made then, and post_build says so)."""
+        try:
+            return hide_source_maps(config_js)
+        except RuntimeError as exc:
+            if self.for_library:
+                raise
+            logger.warning("reflex-lookout: %s", exc)
+            return config_js
 
     def post_build(self, **context: Unpack[PostBuildContext]) -> None:
         if not self.active:
@@ -98,7 +116,7 @@ class SourceMapsPlugin(Plugin):
         static_dir = context["static_dir"]
         try:
             directory = make_bundle(static_dir, self.bundles or bundle.root(), self.cli, self.upload.keep, prefix)
-        except SourceMapBuildError as exc:
+        except Exception as exc:  # noqa: BLE001 (a host's build goes on, whatever went wrong with its maps)
             if self.for_library:
                 raise
             removed = unserve_maps(static_dir)
