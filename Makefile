@@ -7,7 +7,7 @@ REFLEX := $(VENV)/bin/reflex
 # The `bun` npm package ships the real binary; Reflex is pointed at it in rxconfig.py.
 BUN    := .tools/node_modules/bun/bin/bun.exe
 # npm tools besides bun, pinned: sentry-cli gives each production chunk its debug ID
-# (app/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
+# (reflex_lookout/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
 # esbuild is the "other bundler" of the source-map tests and benchmarks, raven is the legacy Node
 # client of the /store/ tests (tests/ingest/test_endpoints_legacy.py), and Sentry's MCP server is the
 # second real client of the web API's tests (tests/webapi/).

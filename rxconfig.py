@@ -6,8 +6,7 @@ from pathlib import Path
 import reflex as rx
 
 import reflex_lookout
-from app.monitoring.vite_config import ViteConfigPlugin
-from app.sourcemaps.build_step import SourceMapsPlugin
+from app.sourcemaps import own_build
 
 ROOT = Path(__file__).resolve().parent
 # SQLite lives in a hidden folder: dev-mode hot reload watches the project's visible files, and
@@ -32,6 +31,7 @@ config = rx.Config(
     # dev server also proxies the inbox's endpoints (/api/) to the backend.
     plugins=[rx.plugins.RadixThemesPlugin(),
              reflex_lookout.Monitoring(destination="app.local_inbox:destination", dev_proxy=("/api/",)),
-             ViteConfigPlugin(), SourceMapsPlugin()],
+             # Its production build's source maps: made on every build for its own symbolication.
+             own_build.plugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

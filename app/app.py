@@ -17,9 +17,10 @@ from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors
 from app.settings import SETTINGS
-from app.sourcemaps import to_sentry, upload_api
+from app.sourcemaps import own_build, upload_api
 from app.webapi import routes as webapi_routes
 from app.webapi.cors import WebApiCors
+from reflex_lookout.sourcemaps import to_sentry
 
 logger = logging.getLogger(__name__)
 
@@ -81,4 +82,5 @@ app.register_lifespan_task(startup.prepare_process)
 app.register_lifespan_task(wiring.run_server_sdk)
 app.register_lifespan_task(wiring.run_forwarder)
 app.register_lifespan_task(wiring.run_inbox)
-app.register_lifespan_task(to_sentry.retry_at_start)  # Sentry mode: uploads that failed at build, in the background
+# Sentry mode: uploads that failed at build, in the background.
+app.register_lifespan_task(to_sentry.retry_at_start, settings=own_build.upload_settings(), cli=own_build.SENTRY_CLI)

@@ -373,11 +373,11 @@ class SourceMapBuild(SQLModel, table=True):
     __table_args__ = (Index("ix_sourcemap_build_project", "project_id"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    # The app's own builds: a hash of the served JavaScript (app/sourcemaps/build_step.py). Uploaded
+    # The app's own builds: a hash of the served JavaScript (reflex_lookout/sourcemaps/build_step.py). Uploaded
     # artifact bundles: "upload-<project id>-<the bundle's SHA-1>" (app/sourcemaps/uploads.py).
     build_id: str = Field(unique=True)
     created_at: float  # when it was built (uploaded); the newest LOOKOUT_SOURCEMAP_BUILDS own builds are kept
-    pages: str = "{}"  # JSON: generated route or component module → its Python page (app/sourcemaps/pages.py)
+    pages: str = "{}"  # JSON: generated route or component module → its Python page (reflex_lookout/sourcemaps/pages.py)
     project_id: int | None = None  # None: one of the app's own builds; else the project an upload is for
     bytes: int = 0  # of its files' sources and maps (an upload's count against its project's cap)
     token_id: int | None = None  # the upload token that sent it

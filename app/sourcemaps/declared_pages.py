@@ -1,6 +1,6 @@
 """The Python pages another app's generated modules declare, read from their source map.
 
-Lookout lists its own pages from its running app (app/sourcemaps/pages.py, `page_sources`); another
+Lookout lists its own pages from its running app (reflex_lookout/sourcemaps/pages.py, `page_sources`); another
 app's it cannot list. A generated module may say which page it is, in a line `page_marker` writes
 (`// reflex-lookout page: {"module": ..., "function": ..., "file": ..., "line": ...}`). The line is read
 from the map's `sourcesContent`, not from the served code: a transform (Vite's esbuild, a minifier)
@@ -18,9 +18,8 @@ from __future__ import annotations
 import json
 import re
 
-from app.sourcemaps.maps import PageSource
-from app.sourcemaps.pages import PAGE_MARKER, from_json
 from app.sourcemaps.source_paths import project_path
+from reflex_lookout.sourcemaps.pages import PAGE_MARKER, PageSource, from_json
 
 MAX_SOURCES = 1000
 MAX_DECLARATION = 2000

@@ -36,9 +36,9 @@ import httpx
 
 from app.settings import LOCAL_PROJECT_ID
 from app.sourcemaps.declared_pages import declared_pages
-from app.sourcemaps.maps import MapLookup, PageSource, StoredMap
-from app.sourcemaps.pages import page_sources
+from app.sourcemaps.maps import MapLookup, StoredMap
 from reflex_lookout.settings import MIB
+from reflex_lookout.sourcemaps.pages import PageSource, page_sources
 
 log = logging.getLogger(__name__)
 

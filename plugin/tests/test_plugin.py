@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from reflex.app import default_backend_exception_handler, default_frontend_exception_handler
 
 from reflex_lookout import Monitoring, browser
+from reflex_lookout.sourcemaps import pages
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 
@@ -31,6 +33,18 @@ class FakeApp:
 @dataclass
 class FakePage:
     app_wrap_components: dict[Any, Any] = field(default_factory=dict)
+    module_code: dict[str, None] = field(default_factory=dict)
+
+
+@dataclass
+class Unevaluated:
+    """A page as Reflex hands it to `compile_page`: its component function."""
+
+    component: Any
+
+
+def index() -> None:
+    """A page function of this project."""
 
 
 @dataclass
@@ -51,6 +65,18 @@ def test_each_page_gets_the_sdk_wrap_and_the_head_gets_config_and_loader_first_o
         assert browser.APP_WRAP_KEY in page.app_wrap_components
     assert len(app.head_components) == 3 and app.head_components[2] == "theirs"
     assert browser.CONFIG_ELEMENT_ID in str(app.head_components[0])
+
+
+def test_each_route_module_declares_its_python_page() -> None:
+    plugin, page = Monitoring(dsn=DSN), FakePage()
+    plugin.compile_page(page, page=Unevaluated(index), compile_context=FakeCompile(FakeApp()))
+    [line] = page.module_code
+    assert line.startswith(pages.PAGE_MARKER)
+    assert pages.from_json({"route": json.loads(line.removeprefix(pages.PAGE_MARKER))})["route"] == pages.PageSource(
+        module=__name__, function="index", file="plugin/tests/test_plugin.py", line=index.__code__.co_firstlineno)
+    elsewhere = FakePage()  # a page function outside the project (here: a built-in) declares nothing
+    plugin.compile_page(elsewhere, page=Unevaluated(len), compile_context=FakeCompile(FakeApp()))
+    assert elsewhere.module_code == {}
 
 
 def test_the_backend_is_attached_once_with_the_tunnel_innermost() -> None:

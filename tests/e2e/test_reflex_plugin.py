@@ -14,11 +14,11 @@ of the page load), the log line; and in the browser's requests: reports posted t
 `/monitoring`, nothing to the Lookout's port.
 
 Against the prototype on branch i27-plugin these assertions FAIL, on purpose (the next session's work):
-- `test_browser_error_frames_mapped_to_the_app_sources` (prod and dev): the prototype has no source-map
-  step (no debug IDs, no upload in `post_build`), so the prod frames stay minified `/assets/...js`; in dev
-  the frames name Vite's modules, which a Lookout maps only for a project that lists that dev server: the
-  dev project lists Vite's origin (design §7), so they map to the route module, but the plugin does not
-  yet write the line that names each route module's Python page (`page_marker`), so `python_page` is missing.
+- `test_browser_error_frames_mapped_to_the_app_sources` (dev): the frames name Vite's modules, which a
+  Lookout maps for a project that lists that dev server (the dev project lists Vite's origin, design §7),
+  so they map to the route module; `python_page` needs the line each route module's Python page is
+  declared in (`page_marker`), which the plugin writes in `compile_page`. In prod the plugin's build
+  step injects debug IDs and uploads the maps (reflex_lookout/sourcemaps/).
 - `test_handler_error_in_the_page_load_trace` (prod and dev): event tracing is not in the plugin yet
   (design §10), so the handler's error carries a trace of its own, not the page load's.
 Every other assertion is expected to pass against the prototype (its tunnel is a pass-through to the DSN).
@@ -159,7 +159,7 @@ def test_browser_error_arrives(run: Run) -> None:
 
 
 def test_browser_error_frames_mapped_to_the_app_sources(run: Run) -> None:
-    """FAILS against the prototype: no source maps (prod), no page line in the route module (dev)."""
+    """The frames of the browser error, mapped to the app's sources with their Python page."""
     event = run.received.error(BROWSER_ERROR)
     assert event is not None, f"the browser error is not in the Lookout's project{_context(run)}"
     found = frames(event)

@@ -19,18 +19,18 @@ from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from app.monitoring.outbox import LOCAL, OutboxStore
 from app.presentation.stack import stack_rows
-from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.own_build import SENTRY_CLI
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
 from reflex_lookout.settings import Dsn
+from reflex_lookout.sourcemaps.build_step import make_bundle
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, as_of_revision, error, event_envelope, local_row, query, statuses
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.big_maps import event_naming, frames_of, lines_map
 from tests.sourcemaps.dev_servers import OTHER_PAGE, OTHER_ROUTE, Route, other_app_event, other_app_module, recording_server
-from tests.sourcemaps.real_build import SENTRY_CLI
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps
 
 

@@ -21,8 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.sourcemaps.maps import PageSource
-from app.sourcemaps.pages import page_marker
+from reflex_lookout.sourcemaps.pages import PageSource, page_marker
 from tests.sourcemaps.real_build import ESBUILD
 
 OTHER_PAGE = PageSource(module="shop.shop", function="index", file="shop/shop.py", line=7)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from app.sourcemaps.declared_pages import MAX_DECLARATION, declared_pages
-from app.sourcemaps.pages import PAGE_MARKER, page_marker
+from reflex_lookout.sourcemaps.pages import PAGE_MARKER, page_marker
 from tests.sourcemaps.dev_servers import OTHER_PAGE
 
 

@@ -9,7 +9,9 @@ Which of Reflex 0.10.1's plugin hooks carries which part (docs/design/reflex-plu
   and the configuration + loader first in `<head>` (the app's `head_components`, reached through the
   compile context; Reflex reads them after every page is compiled: reflex/compiler/compiler.py:1414);
 - `post_compile` (each backend process, before its ASGI stack and lifespan exist): the exception
-  handlers, the tunnel route and the server SDK (backend.py).
+  handlers, the tunnel route and the server SDK (backend.py);
+- `pre_compile` and `post_build`, with SENTRY_AUTH_TOKEN only: the production build's source maps
+  (sourcemaps/build_step.py: hidden, debug IDs, kept out of the served build, uploaded).
 
 Modules are imported inside the hooks: rxconfig.py is imported by every `reflex` command, most of
 which never compile or serve.
@@ -19,13 +21,16 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reflex_base.plugins.base import Plugin, PostCompileContext, PreCompileContext
+from reflex_base.plugins.base import Plugin, PostBuildContext, PostCompileContext, PreCompileContext
 from typing_extensions import Unpack
 
 from reflex_lookout.destination import Destination
 from reflex_lookout.settings import Dsn, MonitoringSettings
+
+if TYPE_CHECKING:
+    from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin
 
 logger = logging.getLogger("reflex_lookout")
 
@@ -64,6 +69,9 @@ class Monitoring(Plugin):
         self.dev_proxy = tuple(dev_proxy)
         self._attached: set[int] = set()  # id() of the apps attached in this process
         self._head: list[Any] = []
+        from reflex_lookout.sourcemaps.build_step import for_host
+
+        self.source_maps = for_host(os.environ)  # SENTRY_AUTH_TOKEN & co., read once
         if self.settings.dsn is None and destination is None:
             logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported.")
 
@@ -86,7 +94,23 @@ class Monitoring(Plugin):
     def provides_entry_client(self) -> bool:
         return self.reports_browser
 
+    def _source_maps(self) -> SourceMapsPlugin | None:
+        """The host's source-map step, or None: no token, or the app installs a build step of its own
+        (Lookout's, app/sourcemaps/own_build.py), which would inject and upload a second time."""
+        from reflex_base.config import get_config
+
+        from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin
+
+        own = any(isinstance(p, SourceMapsPlugin) and p is not self.source_maps for p in get_config().plugins)
+        return self.source_maps if self.source_maps.active and not own else None
+
+    def post_build(self, **context: Unpack[PostBuildContext]) -> None:
+        if (maps := self._source_maps()) is not None:
+            maps.post_build(**context)
+
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
+        if (maps := self._source_maps()) is not None:
+            maps.pre_compile(**context)
         if not self.reports_browser:
             return
         from reflex.utils.prerequisites import get_web_dir
@@ -119,6 +143,7 @@ class Monitoring(Plugin):
         if not self.reports_browser:
             return
         from reflex_lookout import browser
+        from reflex_lookout.sourcemaps import pages
 
         page_ctx.app_wrap_components[browser.APP_WRAP_KEY] = browser.BrowserMonitoring.create()
         app = getattr(kwargs.get("compile_context"), "app", None)
@@ -128,6 +153,11 @@ class Monitoring(Plugin):
         if not self._head or not any(c is self._head[0] for c in app.head_components):
             self._head = browser.head_components()
             app.head_components[:0] = self._head  # first: the loader runs before anything else
+        # The route module says which Python page it is, in a comment its source map keeps: a Lookout
+        # maps a dev server's modules of another app with it (app/sourcemaps/declared_pages.py there).
+        source = pages.page_source(getattr(kwargs.get("page"), "component", None))
+        if source is not None:
+            page_ctx.module_code[pages.page_marker(source)] = None
 
     def post_compile(self, **context: Unpack[PostCompileContext]) -> None:
         app = context["app"]

@@ -22,17 +22,28 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.sourcemaps.maps import PageSource
-
-ROOT = Path(__file__).resolve().parent.parent.parent
 # How symbolication names the web directory, wherever the build ran (REFLEX_WEB_WORKDIR included).
 WEB_PREFIX = ".web"
 MODULE_LEVEL = "<module>"
 # How a generated module says which Python page it is: this, then the PageSource as JSON, on one line.
 PAGE_MARKER = "// reflex-lookout page: "
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """The Python behind a generated route module: what was given to `app.add_page`."""
+
+    module: str  # "app.pages.try_errors"
+    function: str  # "page"
+    file: str  # project-relative: "app/pages/try_errors.py"
+    line: int  # the function's first line, 0 when unknown
+
+    def to_json(self) -> dict[str, object]:
+        return {"module": self.module, "function": self.function, "file": self.file, "line": self.line}
 
 
 class Page(Protocol):
@@ -66,21 +77,22 @@ def component_module(module: str) -> str | None:
     return None if segments is None else f"{WEB_PREFIX}/{'/'.join((Dirs.APP_COMPONENTS, *segments))}.jsx"
 
 
-def page_source(component: object, root: Path = ROOT) -> PageSource | None:
-    """The function behind a page, or None when it is not a function of this project."""
+def page_source(component: object, root: Path | None = None) -> PageSource | None:
+    """The function behind a page, or None when it is not a function of this project (`root`; by
+    default the working directory, the app's root, where every `reflex` command runs)."""
     function = inspect.unwrap(component) if callable(component) else None
     if not inspect.isfunction(function):
         return None
     try:
         file = Path(inspect.getsourcefile(function) or "").resolve()
-        relative = file.relative_to(root)
+        relative = file.relative_to((root or Path.cwd()).resolve())
     except (TypeError, ValueError):  # built-in, or outside the project
         return None
     line = function.__code__.co_firstlineno
     return PageSource(module=function.__module__, function=function.__qualname__, file=relative.as_posix(), line=line)
 
 
-def sources_of(pages: Iterable[Page], root: Path = ROOT) -> dict[str, PageSource]:
+def sources_of(pages: Iterable[Page], root: Path | None = None) -> dict[str, PageSource]:
     """Route module, and component module of each page's Python module → `PageSource`, for the
     pages that have one."""
     found: dict[str, PageSource] = {}
@@ -98,7 +110,7 @@ def sources_of(pages: Iterable[Page], root: Path = ROOT) -> dict[str, PageSource
     return found
 
 
-def page_sources(app: Any, root: Path = ROOT) -> dict[str, PageSource]:
+def page_sources(app: Any, root: Path | None = None) -> dict[str, PageSource]:
     """The map for a running app (`rx.App`): every page it registered."""
     return sources_of(app._unevaluated_pages.values(), root)
 
