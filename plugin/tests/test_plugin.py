@@ -110,3 +110,13 @@ def test_the_vite_proxy_edit_is_idempotent() -> None:
     once = browser.add_sentry_flags(browser.add_proxy(config, ("/monitoring",), "http://localhost:8000"), False)
     twice = browser.add_sentry_flags(browser.add_proxy(once, ("/monitoring",), "http://localhost:8000"), False)
     assert once == twice and once.count('"/monitoring"') == 1 and '"__SENTRY_DEBUG__": "false"' in once
+
+
+def test_a_bad_setting_stops_the_start_with_a_sentence_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        Monitoring(traces_sample_rate=2)
+    assert stopped.value.code == "reflex-lookout: Monitoring(traces_sample_rate=...) 2 must be a number from 0 to 1."
+    monkeypatch.setenv("SENTRY_DSN", "not-a-dsn")
+    with pytest.raises(SystemExit) as stopped:
+        Monitoring()
+    assert stopped.value.code == "reflex-lookout: SENTRY_DSN 'not-a-dsn' must start with http:// or https://."

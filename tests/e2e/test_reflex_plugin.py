@@ -29,6 +29,8 @@ docs/design/reflex-plugin.md §11.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,3 +199,13 @@ def test_log_line_arrives(run: Run) -> None:
     lines = run.received.log_lines(LOG_LINE)
     assert lines, f"the log line is not in the Lookout's project{_context(run)}"
     assert lines[0]["level"] == "info" and lines[0]["body"] == f"{LOG_LINE} (1)", lines
+
+
+def test_a_bad_dsn_stops_the_start_with_a_sentence_naming_it(built: tuple[Path, Path]) -> None:
+    venv, root = built
+    env = {**os.environ, **app_env(venv, "not-a-dsn")}
+    done = subprocess.run([str(venv / "bin" / "reflex"), "run", "--env", "prod"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["reflex-lookout: SENTRY_DSN 'not-a-dsn' must start with http:// or https://."], (
+        done.stdout[-2000:], done.stderr[-2000:])

@@ -27,7 +27,7 @@ from reflex_base.plugins.base import Plugin, PostBuildContext, PostCompileContex
 from typing_extensions import Unpack
 
 from reflex_lookout.destination import Destination
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
 
 if TYPE_CHECKING:
     from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin
@@ -61,7 +61,12 @@ class Monitoring(Plugin):
             "browser": browser, "server": server, "traces_sample_rate": traces_sample_rate,
             "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
         }
-        self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
+        try:
+            self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
+        except SettingsError as exc:
+            # rxconfig.py is being read, by a `reflex` command or a backend process: the start stops with
+            # the sentence alone (a traceback through Reflex's config loader would bury it).
+            raise SystemExit(f"reflex-lookout: {exc}") from None
         # "package.module:name" of a `Destination` (destination.py), imported when first needed.
         self.destination_spec = destination
         self._destination: Destination | None = None
