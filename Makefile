@@ -7,7 +7,7 @@ REFLEX := $(VENV)/bin/reflex
 # The `bun` npm package ships the real binary; Reflex is pointed at it in rxconfig.py.
 BUN    := .tools/node_modules/bun/bin/bun.exe
 # npm tools besides bun, pinned: sentry-cli gives each production chunk its debug ID
-# (app/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
+# (reflex_lookout/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
 # esbuild is the "other bundler" of the source-map tests and benchmarks, raven is the legacy Node
 # client of the /store/ tests (tests/ingest/test_endpoints_legacy.py), and Sentry's MCP server is the
 # second real client of the web API's tests (tests/webapi/).
@@ -19,7 +19,7 @@ CHROMIUM := /usr/bin/chromium
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null)
 export REFLEX_TELEMETRY_ENABLED := false
 
-.PHONY: setup run prod test test-deps unit reliability e2e lint screenshots clean FORCE
+.PHONY: setup run prod test test-deps unit reliability e2e lint screenshots plugin-assets clean FORCE
 
 setup: $(VENV)/.installed .tools/.installed
 
@@ -116,6 +116,10 @@ e2e: setup test-deps
 	@$(KEEP_BYTECODE) bash tests/side_by_side.sh $(OUTPUT) "hostile-1=$(E2E_HOSTILE_1)" "hostile-2=$(E2E_HOSTILE_2)" "browser=$(E2E)"
 
 # The docs' screenshots (docs/images/), from the real app in Chromium: tests/e2e/screenshots.py.
+# The plugin's minified loader (plugin/src/reflex_lookout/js/loader.min.js), after an edit of loader.js.
+plugin-assets: setup
+	$(PY) -m app.plugin_assets
+
 screenshots: setup test-deps
 	$(PY) -m tests.e2e.screenshots docs/images
 

@@ -5,9 +5,8 @@ from pathlib import Path
 
 import reflex as rx
 
-from app.monitoring.browser import BrowserMonitoringPlugin
-from app.monitoring.vite_config import ViteConfigPlugin
-from app.sourcemaps.build_step import SourceMapsPlugin
+import reflex_lookout
+from app.sourcemaps import own_build
 
 ROOT = Path(__file__).resolve().parent
 # SQLite lives in a hidden folder: dev-mode hot reload watches the project's visible files, and
@@ -27,6 +26,12 @@ config = rx.Config(
     bun_path=ROOT / ".tools" / "node_modules" / "bun" / "bin" / "bun.exe",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin(), ViteConfigPlugin(), BrowserMonitoringPlugin(), SourceMapsPlugin()],
+    # Lookout's monitoring is the reflex-lookout plugin's (plugin/), as any Reflex app's: its pages
+    # report with the embedded inbox's DSN unless SENTRY_DSN is set (app/local_inbox.py), and the
+    # dev server also proxies the inbox's endpoints (/api/) to the backend.
+    plugins=[rx.plugins.RadixThemesPlugin(),
+             reflex_lookout.Monitoring(destination="app.local_inbox:destination", dev_proxy=("/api/",)),
+             # Its production build's source maps: made on every build for its own symbolication.
+             own_build.plugin()],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

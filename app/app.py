@@ -1,5 +1,6 @@
-"""Builds the Reflex app: pages, the tunnel's API routes, browser monitoring, start-up tasks, and
-the origin guard outside all of it."""
+"""Builds the Reflex app: pages, the tunnel's API routes, start-up tasks, and the origin guard outside
+all of it. (Browser monitoring — the head's loader, the SDK's app wrap — is the reflex-lookout
+plugin's, named in rxconfig.py.)"""
 
 import logging
 
@@ -11,15 +12,15 @@ from app.components import error_boundary
 from app.console import state as console
 from app.inbox import api as inbox_api
 from app.inbox.reading import InboxReader
-from app.monitoring import browser
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors
 from app.settings import SETTINGS
-from app.sourcemaps import to_sentry, upload_api
+from app.sourcemaps import own_build, upload_api
 from app.webapi import routes as webapi_routes
 from app.webapi.cors import WebApiCors
 from reflex_lookout import event_errors
+from reflex_lookout.sourcemaps import to_sentry
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +50,6 @@ web_api = webapi_routes.mount(db.engine())
 app = LookoutApp(
     api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, wiring.security.asgi, inbox_routes, upload_routes,
                      web_api],
-    extra_app_wraps={browser.APP_WRAP_KEY: browser.app_wrap},
-    head_components=browser.head_components(),
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
 )
@@ -83,4 +82,5 @@ app.register_lifespan_task(startup.prepare_process)
 app.register_lifespan_task(wiring.run_server_sdk)
 app.register_lifespan_task(wiring.run_forwarder)
 app.register_lifespan_task(wiring.run_inbox)
-app.register_lifespan_task(to_sentry.retry_at_start)  # Sentry mode: uploads that failed at build, in the background
+# Sentry mode: uploads that failed at build, in the background.
+app.register_lifespan_task(to_sentry.retry_at_start, settings=own_build.upload_settings(), cli=own_build.SENTRY_CLI)

@@ -1,10 +1,14 @@
-"""Lookout's side of the monitoring plugin's destination seam (docs/design/reflex-plugin.md §4): with
-no SENTRY_DSN, what the tunnel and the server SDK commit stays in the outbox as "local" rows for the
-embedded inbox (the feeder reads them), and those rows count against the outbox's cap until read.
+"""Lookout as the monitoring plugin's destination (docs/design/reflex-plugin.md §4).
 
-The rest of the seam is elsewhere: the local DSN is `Settings.reporting_dsn` (app/settings.py, read
-from the database at start), the projects' quotas are the tunnel's `admit` and waking the feeder is
-its `on_commit` (both wired in app/wiring.py).
+- Its pages (`Monitoring(destination="app.local_inbox:destination")` in rxconfig.py) report with
+  SENTRY_DSN when it is set, else with the embedded inbox's own DSN, whose key is random per install
+  and kept in the database. The pages are built where the backend runs, on its database: the DSN is
+  read there at compile time (the database migrated first, since the backend may not have started on
+  it yet).
+- Its backend runs the plugin's runtime (app/wiring.py): with no SENTRY_DSN, what the tunnel and the
+  server SDK commit stays in the outbox as "local" rows for the embedded inbox (the feeder reads
+  them), and those rows count against the outbox's cap until read (`outbox_store`). The local DSN is
+  `Settings.reporting_dsn`, the projects' quotas the tunnel's `admit`, waking the feeder its `on_commit`.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import sqlalchemy
 from sqlalchemy import exists, func, select
 
 from app.models import InboxRead, table_of
+from app.settings import SETTINGS
 from reflex_lookout.outbox import LOCAL, OutboxStore
+from reflex_lookout.settings import Dsn
 from reflex_lookout.tables import OUTBOX
 
 READ = table_of(InboxRead)
@@ -26,3 +32,16 @@ UNREAD_BYTES = select(func.coalesce(func.sum(OUTBOX.c.size), 0)).where(
 def outbox_store(engine: sqlalchemy.Engine) -> OutboxStore:
     """Lookout's outbox: the plugin's, in Lookout's database, counting unread local rows as waiting."""
     return OutboxStore(engine, also_waiting=UNREAD_BYTES)
+
+
+class LocalInbox:
+    def dsn(self) -> Dsn | None:
+        if SETTINGS.dsn is None and SETTINGS.local_dsn is None:
+            from app import db  # here, not at the top: rxconfig.py imports this module's package
+            from app.inbox.projects import settle_local_dsn
+
+            settle_local_dsn(SETTINGS, db.migrated_engine())
+        return SETTINGS.reporting_dsn
+
+
+destination = LocalInbox()

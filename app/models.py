@@ -303,9 +303,9 @@ class InboxCount(SQLModel, table=True):
 
 
 class InboxProjectSettings(SQLModel, table=True):
-    """A project's inbound filters, PII scrubbing options and quotas (app/inbox/project_settings.py), each a
-    bounded JSON object of its dataclass's fields; a project without a row has the defaults. What
-    each filter dropped is counted in `inbox_count` (kind "filtered")."""
+    """A project's inbound filters, PII scrubbing options, quotas and source-map settings
+    (app/inbox/project_settings.py), each a bounded JSON object of its dataclass's fields; a project
+    without a row has the defaults. What each filter dropped is counted in `inbox_count` (kind "filtered")."""
 
     __tablename__ = "inbox_project_settings"
 
@@ -313,6 +313,7 @@ class InboxProjectSettings(SQLModel, table=True):
     filters: str = "{}"  # app/ingest/filter_settings.py's FilterSettings
     scrubbing: str = "{}"  # app/ingest/scrubbing_settings.py's ScrubbingSettings
     quotas: str = "{}"  # app/ingest/quota_settings.py's QuotaSettings
+    sourcemaps: str = "{}"  # app/ingest/sourcemap_settings.py's SourceMapSettings
     updated_at: float = 0.0
     updated_by: str = ""
 
@@ -337,11 +338,11 @@ class SourceMapBuild(SQLModel, table=True):
     __table_args__ = (Index("ix_sourcemap_build_project", "project_id"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    # The app's own builds: a hash of the served JavaScript (app/sourcemaps/build_step.py). Uploaded
+    # The app's own builds: a hash of the served JavaScript (reflex_lookout/sourcemaps/build_step.py). Uploaded
     # artifact bundles: "upload-<project id>-<the bundle's SHA-1>" (app/sourcemaps/uploads.py).
     build_id: str = Field(unique=True)
     created_at: float  # when it was built (uploaded); the newest LOOKOUT_SOURCEMAP_BUILDS own builds are kept
-    pages: str = "{}"  # JSON: generated route or component module → its Python page (app/sourcemaps/pages.py)
+    pages: str = "{}"  # JSON: generated route or component module → its Python page (reflex_lookout/sourcemaps/pages.py)
     project_id: int | None = None  # None: one of the app's own builds; else the project an upload is for
     bytes: int = 0  # of its files' sources and maps (an upload's count against its project's cap)
     token_id: int | None = None  # the upload token that sent it

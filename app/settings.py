@@ -71,7 +71,7 @@ class Settings(MonitoringSettings):
     # upload may hold), and the CPU time of the thread doing it (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).
     symbolicate_max_bytes: int = 32 * MIB
     symbolicate_max_cpu_ms: int = 1000
-    # Sentry mode: where the build uploads its source maps with sentry-cli (app/sourcemaps/to_sentry.py):
+    # Sentry mode: where the build uploads its source maps with sentry-cli (reflex_lookout/sourcemaps/to_sentry.py):
     # SENTRY_AUTH_TOKEN (never shown or logged), SENTRY_ORG, SENTRY_PROJECT, SENTRY_URL ("": sentry.io).
     sentry_auth_token: str = field(default="", repr=False)
     sentry_org: str = ""
@@ -102,10 +102,6 @@ class Settings(MonitoringSettings):
     # the errors' (app/ingest/security_reports.py): a page that violates its policy on every view
     # must not crowd out the project's errors. 0: no limit.
     security_reports_per_min_per_key: int = 600
-    @property
-    def browser_monitoring(self) -> bool:
-        """`browser`, by the name app/monitoring/browser.py and loader.py still read (until they move)."""
-        return self.browser
 
     @property
     def can_mail(self) -> bool:

@@ -3,7 +3,7 @@
 The build is the app's own when one is on disk (the newest bundle under `.web/lookout-sourcemaps/`,
 made by `reflex run --env prod` or `reflex export`), else one made here: esbuild (`.tools/`) bundles
 React, React Router, Radix and lucide from `.web/node_modules` into split, minified chunks with
-hidden maps, and the app's build step (app/sourcemaps/build_step.py) injects debug IDs with
+hidden maps, and the app's build step (reflex_lookout/sourcemaps/build_step.py) injects debug IDs with
 sentry-cli and writes the bundle.
 
 Events are `bench/envelope.py`'s browser error event (breadcrumbs, contexts) with a stack spread
@@ -28,8 +28,9 @@ from typing import Any
 
 from symbolic.sourcemap import SourceMapView
 
-from app.sourcemaps import build_step, bundle
+from app.sourcemaps import own_build
 from bench.envelope import error_event
+from reflex_lookout.sourcemaps import build_step, bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 ORIGIN = "http://127.0.0.1:3000"
@@ -71,7 +72,7 @@ def esbuild_bundle(workdir: Path) -> tuple[Path, bundle.Manifest]:
                     "--entry-names=[name]-[hash]", "--chunk-names=[name]-[hash]", "--log-level=error",
                     '--define:process.env.NODE_ENV="production"'],
                    check=True, env={**os.environ, "NODE_PATH": str(modules)})
-    directory = build_step.make_bundle(static, workdir / "bundles", build_step.SENTRY_CLI, keep=1)
+    directory = build_step.make_bundle(static, workdir / "bundles", own_build.SENTRY_CLI, keep=1)
     return directory, bundle.read_manifest(directory)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import sentry_sdk
 import sqlalchemy
+from sentry_sdk import integrations as sentry_integrations
 
 from app.settings import SETTINGS
 from reflex_lookout.settings import Dsn
@@ -45,6 +46,11 @@ def sentry_init() -> Iterator:
         # requests and queries, tags) must not reach this one's events.
         for scope in (sentry_sdk.get_global_scope(), sentry_sdk.get_isolation_scope(), sentry_sdk.get_current_scope()):
             scope.clear()
+        # An integration an earlier test's client disabled (the server SDK's options disable Starlette's)
+        # is marked processed and never set up in this process again (sentry-sdk's setup_integrations):
+        # forget those, so a test whose client enables it gets it (test_store_scrubbed after test_server).
+        processed = sentry_integrations._processed_integrations
+        processed.intersection_update(sentry_integrations._installed_integrations)
         sentry_sdk.init(**options)
 
     yield init

@@ -1,7 +1,7 @@
 """Each project's settings: its inbound filters (app/ingest/filter_settings.py), its PII scrubbing
-options (app/ingest/scrubbing_settings.py) and its quotas (app/ingest/quota_settings.py), a row of
-`inbox_project_settings`; a project without one
-has the dataclasses' defaults. Also what each filter dropped, counted in `inbox_count` (kind
+options (app/ingest/scrubbing_settings.py), its quotas (app/ingest/quota_settings.py) and its
+source-map settings (app/ingest/sourcemap_settings.py), a row of `inbox_project_settings`; a project
+without one has the dataclasses' defaults. Also what each filter dropped, counted in `inbox_count` (kind
 "filtered", the key a filter's name) by the ingest transaction that dropped it.
 
 Each setting is a JSON object of its dataclass's fields in one text column, not a column per field:
@@ -33,6 +33,7 @@ from app.inbox.tables import COUNTS, PROJECT_SETTINGS as TABLE, PROJECTS
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
+from app.ingest.sourcemap_settings import SourceMapSettings
 
 logger = logging.getLogger(__name__)
 CACHE_S = 5.0
@@ -40,12 +41,16 @@ FILTERED = "filtered"  # the inbox_count kind of what a filter dropped
 MAX_FIELDS = 50  # sensitive or safe field names
 MAX_FIELD_CHARS = 100
 FIELD_LISTS = {"sensitive_fields": "sensitive field", "safe_fields": "safe field"}
-S = TypeVar("S", FilterSettings, ScrubbingSettings, QuotaSettings)
+S = TypeVar("S", FilterSettings, ScrubbingSettings, QuotaSettings, SourceMapSettings)
 Both = tuple[FilterSettings, ScrubbingSettings]
 # Per database (engine), per project: (when read, monotonic seconds; the settings then).
 _cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, Both]]] = weakref.WeakKeyDictionary()
+# The same for the source-map settings, which only symbolication asks for.
+_maps_cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, SourceMapSettings]]] = (
+    weakref.WeakKeyDictionary())
 READ = select(TABLE.c.filters, TABLE.c.scrubbing).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
 READ_QUOTAS = select(TABLE.c.quotas).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
+READ_SOURCEMAPS = select(TABLE.c.sourcemaps).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
 
 
 def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
@@ -66,7 +71,7 @@ def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
     return options
 
 
-def encoded(settings: FilterSettings | ScrubbingSettings | QuotaSettings) -> str:
+def encoded(settings: FilterSettings | ScrubbingSettings | QuotaSettings | SourceMapSettings) -> str:
     return json.dumps(dataclasses.asdict(settings))
 
 
@@ -107,6 +112,22 @@ class ProjectSettingsStore:
             text = connection.execute(READ_QUOTAS, {"project_id": project_id}).scalar()
         return QuotaSettings() if text is None else self._part(QuotaSettings, text, project_id)
 
+    def sourcemaps(self, project_id: int) -> SourceMapSettings:
+        """The project's source-map settings as stored now."""
+        with self.engine.connect() as connection:
+            text = connection.execute(READ_SOURCEMAPS, {"project_id": project_id}).scalar()
+        return SourceMapSettings() if text is None else self._part(SourceMapSettings, text, project_id)
+
+    def dev_servers_of(self, project_id: int) -> tuple[str, ...]:
+        """The dev servers the project's frames may be mapped with (symbolication asks for each
+        event; kept CACHE_S, as the filters are)."""
+        now = time.monotonic()
+        known = _maps_cache.setdefault(self.engine, {})
+        found = known.get(project_id)
+        if found is None or now - found[0] > CACHE_S:
+            found = known[project_id] = (now, self.sourcemaps(project_id))
+        return found[1].dev_servers
+
     @staticmethod
     def _part(kind: type[S], text: str, project_id: int) -> S:
         try:
@@ -136,17 +157,23 @@ class ProjectSettingsStore:
         """Store the project's quotas (ValueError with a sentence when out of bounds)."""
         self._save(project_id, {"quotas": encoded(quotas.checked())}, by)
 
+    def set_sourcemaps(self, project_id: int, settings: SourceMapSettings, by: str = "") -> None:
+        """Store the project's source-map settings, each origin in its one spelling (ValueError with
+        a sentence when one is no origin or there are too many)."""
+        self._save(project_id, {"sourcemaps": encoded(settings.checked())}, by)
+
     def _save(self, project_id: int, part: dict[str, str], by: str) -> None:
         values: dict[str, Any] = {**part, "updated_at": time.time(), "updated_by": by[:200]}
         with self.engine.begin() as connection:
             dialect = sqlite if connection.dialect.name == "sqlite" else postgresql
             defaults = {"filters": encoded(FilterSettings()), "scrubbing": encoded(ScrubbingSettings()),
-                        "quotas": encoded(QuotaSettings())}
+                        "quotas": encoded(QuotaSettings()), "sourcemaps": encoded(SourceMapSettings())}
             if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
                 raise ValueError(f"There is no project {project_id}.")  # SQLite enforces no foreign key
             statement = dialect.insert(TABLE).values(project_id=project_id, **{**defaults, **values})
             connection.execute(statement.on_conflict_do_update(index_elements=[TABLE.c.project_id], set_=values))
-        _cache.get(self.engine, {}).pop(project_id, None)  # this process sees the change at once
+        for cache in (_cache, _maps_cache):  # this process sees the change at once
+            cache.get(self.engine, {}).pop(project_id, None)
 
     def dropped(self, project_id: int) -> dict[str, int]:
         """How many events and transactions each filter dropped for the project, by filter name."""

@@ -3,8 +3,13 @@ Sentry SDK can report with (`http://<public key>@<host:port>/<id>`). The first o
 (the local DSN), exists out of the box: `settle_local_dsn` makes it on the first start, with a key
 random per install, unless LOOKOUT_LOCAL_DSN names one. More are added from the command line:
 
-    .venv/bin/python -m app.inbox.projects add "Billing service" [--host HOST:PORT]
+    .venv/bin/python -m app.inbox.projects add "Billing service" [--host HOST:PORT] [--dev-server ORIGIN ...]
+    .venv/bin/python -m app.inbox.projects dev-servers PROJECT_ID [ORIGIN ...]
     .venv/bin/python -m app.inbox.projects list [--host HOST:PORT]
+
+`--dev-server` (again for each) and `dev-servers` (none: the project has none) set the dev servers whose
+modules the project's browser frames are mapped with (app/ingest/sourcemap_settings.py), as the
+settings page does.
 """
 
 from __future__ import annotations
@@ -91,20 +96,33 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"host:port SDKs reach Lookout at (default {DEFAULT_HOST})")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("add", help="add a project and print its DSN").add_argument("name")
+    add = commands.add_parser("add", help="add a project and print its DSN")
+    add.add_argument("name")
+    add.add_argument("--dev-server", action="append", default=[], metavar="ORIGIN",
+                     help="a dev server whose modules map the project's frames (http://127.0.0.1:3000); repeatable")
+    servers = commands.add_parser("dev-servers", help="set a project's dev servers (none given: it has none)")
+    servers.add_argument("project_id", type=int)
+    servers.add_argument("origins", nargs="*", metavar="ORIGIN")
     commands.add_parser("list", help="print every project's DSN")
     args = parser.parse_args(argv)
     from app import db
+    from app.inbox.project_settings import ProjectSettingsStore
+    from app.ingest.sourcemap_settings import SourceMapSettings
 
     engine = db.migrated_engine()
     projects = Projects(engine)
-    if args.command == "add":
-        try:
-            project = projects.add(args.name)
+    if args.command in ("add", "dev-servers"):
+        try:  # the origins are checked before the project is made: a bad one makes nothing
+            maps = SourceMapSettings(tuple(args.dev_server if args.command == "add" else args.origins)).checked()
+            project = projects.add(args.name) if args.command == "add" else None
+            project_id = args.project_id if project is None else project.id
+            if maps.dev_servers or args.command == "dev-servers":
+                ProjectSettingsStore(engine).set_sourcemaps(project_id, maps, by="python -m app.inbox.projects")
         except ValueError as exc:
             print(exc, file=sys.stderr)
             return 2
-        print(project.dsn(args.host))
+        if project is not None:
+            print(project.dsn(args.host))
         return 0
     for project in projects.all():
         print(f"{project.id}\t{project.name}\t{project.dsn(args.host)}")

@@ -191,7 +191,8 @@ class InboxStore:
                 sent_with_id = "event_id" in payload
                 payload.setdefault("event_id", parsed.event_id)
                 symbolicated = self.symbolicator is not None and self.symbolicator.symbolicate(
-                    payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id)
+                    payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id,
+                    dev_servers=self.settings.dev_servers_of(project_id))
                 described = fill_from_user_agent(payload)  # browser, os, device: app/ingest/user_agent.py
                 if symbolicated or described:
                     kept_as = json.dumps(payload)  # the mapped frames and the parsed contexts are what the console shows

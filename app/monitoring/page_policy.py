@@ -4,7 +4,7 @@ the browser to its security endpoint (app/ingest/security_reports.py) with the l
 Sentry mode, to Sentry's security endpoint of SENTRY_DSN).
 
 Report-only, not enforcing: Reflex's built pages run inline scripts whose text changes with every
-render (React Router's context, the streamed hydration calls, the loader of app/monitoring/loader.js),
+render (React Router's context, the streamed hydration calls, the loader of reflex_lookout/js/loader.js),
 so neither hashes nor (on prerendered static files) nonces can allow them, and an enforced policy
 would have to allow every inline script anyway ('unsafe-inline'), protecting little while any source
 missed here would break the console. Reported, a violation costs nothing and is seen.

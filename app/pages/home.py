@@ -11,7 +11,8 @@ from app.components.layout import layout
 from app.console.state import ConsoleState, inbox_reader
 from app.inbox.projects import Projects
 from app.settings import SETTINGS
-from app.sourcemaps import to_sentry
+from app.sourcemaps import own_build
+from reflex_lookout.sourcemaps import to_sentry
 
 TITLE = "Lookout"
 # When this backend process started, near enough: the tunnel's counters (reflex_lookout/stats.py)
@@ -42,7 +43,7 @@ class HomeState(ConsoleState, rx.State):
     figures: list[tuple[str, str, str]] = []
     # Which process counted `figures`, and since when.
     counted_by: str = ""
-    # Sentry mode: where the newest build's source maps are (app/sourcemaps/to_sentry.py).
+    # Sentry mode: where the newest build's source maps are (reflex_lookout/sourcemaps/to_sentry.py).
     sentry_maps: str = ""
 
     @rx.event
@@ -66,7 +67,7 @@ class HomeState(ConsoleState, rx.State):
                 lambda: (inbox.counts("session"), inbox.counts("discarded"))
             ))
         else:
-            self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(settings=SETTINGS))
+            self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(own_build.upload_settings(SETTINGS)))
         self.stored_figures, self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.tunnel.snapshot))
         self.counted_by = counted_by()
 

@@ -1,5 +1,6 @@
 """`/settings`: a project's inbound filters (what ingest drops before storing anything, and how many
-each dropped), its PII scrubbing options and its quotas.
+each dropped), its PII scrubbing options, its quotas and the dev servers its browser frames may be
+mapped with.
 
 Maintainers change them; viewers see the same page with every control disabled; a client that may
 not see the console is refused (the state, and who may do what: project_settings_state.py). Every string
@@ -15,6 +16,7 @@ from app.components.refused import unless_refused
 from app.inbox.project_settings import MAX_FIELD_CHARS, MAX_FIELDS
 from app.ingest.filter_settings import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
 from app.ingest.quota_settings import LABELS as QUOTA_LABELS, MAXIMA
+from app.ingest.sourcemap_settings import MAX_DEV_SERVERS, MAX_ORIGIN_CHARS
 from app.pages.project_settings_state import OPTIONS, SettingsState
 
 TITLE = "Settings · Lookout"
@@ -29,6 +31,9 @@ LIST_HINTS = {
     "client_ips": "Client IP addresses to drop (the event's user.ip_address): addresses or CIDR ranges, one a line",
     "sensitive_fields": "More fields to scrub: names, one a line",
     "safe_fields": "Fields never scrubbed: names, one a line",
+    "dev_servers": "Dev servers (origins such as http://127.0.0.1:3000, one a line): a browser frame on one of "
+                   "them is mapped with the inline source map of the module Lookout reads from there. "
+                   "Lookout reads from no other address an event names.",
 }
 
 
@@ -98,6 +103,15 @@ def quotas_form() -> rx.Component:
     )
 
 
+def sourcemaps_form() -> rx.Component:
+    return rx.vstack(
+        text_list("dev_servers", f"At most {MAX_DEV_SERVERS} lines of {MAX_ORIGIN_CHARS} characters."),
+        rx.cond(SettingsState.may_change, rx.button("Save the dev servers", on_click=SettingsState.save_sourcemaps,
+                                                    id="sourcemaps-save")),
+        spacing="3", width="100%",
+    )
+
+
 def page() -> rx.Component:
     return layout(
         rx.heading("Settings", size="7", id="page-title"),
@@ -118,6 +132,8 @@ def page() -> rx.Component:
                     scrubbing_form(),
                     rx.heading("Quotas", size="4"),
                     quotas_form(),
+                    rx.heading("Source maps", size="4"),
+                    sourcemaps_form(),
                     spacing="3", width="100%",
                 )),
                 width="100%", spacing="3",

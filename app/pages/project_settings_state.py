@@ -1,11 +1,11 @@
-"""The /settings page's state: one project's inbound filters, PII scrubbing options and quotas, as an
-allowed client sees them and a maintainer edits them, and what each filter dropped
+"""The /settings page's state: one project's inbound filters, PII scrubbing options, quotas and
+source-map settings (its dev servers), as an allowed client sees them and a maintainer edits them, and what each filter dropped
 (app/inbox/project_settings.py).
 
 Every handler is a public endpoint (app/console/state.py): it reads through `_show()`, changes
 something only for `_maintainer()`, and takes each argument as possibly anything: a filter or option
-among the known ones, a real bool, bounded text (a list one entry a line, a quota a whole number,
-refused past its bound with a sentence in `error`, never cut)."""
+among the known ones, a real bool, bounded text (a list one entry a line, a quota a whole number, a
+dev server an origin; refused past its bound with a sentence in `error`, never cut)."""
 
 from __future__ import annotations
 
@@ -23,13 +23,14 @@ from app.inbox.projects import Projects
 from app.ingest.filter_settings import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterSettings, lines_of
 from app.ingest.quota_settings import MAX_TYPED_CHARS, WINDOWS, QuotaSettings, number_of
 from app.ingest.scrubbing_settings import ScrubbingSettings
+from app.ingest.sourcemap_settings import MAX_TYPED_CHARS as MAX_ORIGINS_CHARS, SourceMapSettings, origins_of
 
 MAINTAINERS_ONLY = "Only a maintainer can change a project's settings."
 NO_PROJECT = "Choose one of the projects."
 OPTIONS = tuple(f.name for f in dataclasses.fields(ScrubbingSettings) if f.name not in FIELD_LISTS)
 MAX_FIELDS_CHARS = MAX_FIELDS * (MAX_FIELD_CHARS + 1)  # a field list as typed, one name a line
 TEXTS = {**dict.fromkeys(LISTS, MAX_LIST_CHARS), **dict.fromkeys(FIELD_LISTS, MAX_FIELDS_CHARS),
-         **dict.fromkeys(WINDOWS, MAX_TYPED_CHARS)}
+         **dict.fromkeys(WINDOWS, MAX_TYPED_CHARS), "dev_servers": MAX_ORIGINS_CHARS}
 
 
 def fields_of(name: str, typed: str) -> tuple[str, ...]:
@@ -55,6 +56,7 @@ class SettingsState(FormState, rx.State):
     # The quotas (QuotaSettings' fields) as shown or typed: a whole number, 0 for no limit.
     per_minute: str = ""
     per_hour: str = ""
+    dev_servers: str = ""  # SourceMapSettings' origins, one a line
     dropped: dict[str, int] = {}  # what each filter dropped, by filter name
 
     async def _read(self) -> None:
@@ -67,14 +69,16 @@ class SettingsState(FormState, rx.State):
         if project_id is None:
             return
         store = ProjectSettingsStore(db.engine())
-        (filters, scrubbing), quotas, dropped = await anyio.to_thread.run_sync(
-            lambda: (store.read(project_id), store.quotas(project_id), store.dropped(project_id)))
+        (filters, scrubbing), quotas, maps, dropped = await anyio.to_thread.run_sync(
+            lambda: (store.read(project_id), store.quotas(project_id), store.sourcemaps(project_id),
+                     store.dropped(project_id)))
         self.dropped = {name: dropped.get(name, 0) for name in LABELS}
         # A maintainer's form keeps what they typed until saved; a viewer sees the settings as stored.
         if self.read_for != self.project or not self.may_change:
             self._fill(filters, scrubbing)
             for name in WINDOWS:
                 setattr(self, name, str(getattr(quotas, name)))
+            self.dev_servers = "\n".join(maps.dev_servers)
             self.read_for = self.project
 
     def _fill(self, filters: FilterSettings, scrubbing: ScrubbingSettings) -> None:
@@ -143,6 +147,15 @@ class SettingsState(FormState, rx.State):
             store.set_quotas(project_id, QuotaSettings(**{name: number_of(name, text) for name, text in typed.items()}), by)
 
         await self._save(work, "Quotas")
+
+    @rx.event
+    async def save_sourcemaps(self) -> None:
+        typed = self.dev_servers
+
+        def work(store: ProjectSettingsStore, project_id: int, by: str) -> None:
+            store.set_sourcemaps(project_id, SourceMapSettings(dev_servers=origins_of(typed)), by)
+
+        await self._save(work, "Source maps")
 
     def _chosen(self) -> int | None:
         project_id = project_of(self.project) if self.project in self.projects else None

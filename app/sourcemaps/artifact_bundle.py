@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 
 from app.protocol.payloads import UnreadablePayload, load_object
 from app.settings import SETTINGS
-from app.sourcemaps.bundle import MAX_FILE_BYTES
 from app.sourcemaps.map_bounds import measure, refusal
 from app.sourcemaps.maps import normal_debug_id
+from reflex_lookout.sourcemaps.bundle import MAX_FILE_BYTES
 
 MIB = 1024 * 1024
 MAX_ENTRIES = 10_000

@@ -8,6 +8,9 @@ build's stored maps.
 
 A frame names only a path: the module is read from this app's own dev server
 (`http://localhost:<frontend port>`, from Reflex's config), never from a host named in an event.
+Another app's dev server is read only for a project that lists its origin (`ModuleReader`, asked by
+app/sourcemaps/symbolicate.py; the setting: app/ingest/sourcemap_settings.py), with the same bounds;
+its Python pages are the ones its modules declare (app/sourcemaps/declared_pages.py).
 Refused without a request: a URL or `//host/...`, a `.`/`..` segment, Vite's internal `/@...` paths
 and anything not named like a JavaScript module. Each read: a short deadline (`FETCH_DEADLINE_S`),
 at most `MAX_MODULE_BYTES`, no redirects, no proxy from the environment, a JavaScript
@@ -32,9 +35,10 @@ from urllib.parse import unquote, unquote_to_bytes
 import httpx
 
 from app.settings import LOCAL_PROJECT_ID
-from app.sourcemaps.maps import MapLookup, PageSource, StoredMap
-from app.sourcemaps.pages import page_sources
+from app.sourcemaps.declared_pages import declared_pages
+from app.sourcemaps.maps import MapLookup, StoredMap
 from reflex_lookout.settings import MIB
+from reflex_lookout.sourcemaps.pages import PageSource, page_sources
 
 log = logging.getLogger(__name__)
 
@@ -83,45 +87,39 @@ def inline_map(module: bytes) -> bytes | None:
         return None
 
 
-class DevModules:
-    """A `MapLookup` over the modules of this app's dev server at `origin` (`http://localhost:3000`).
-    `pages` gives the Python pages by original source path (`page_sources`), read once when first
-    needed."""
+class ModuleReader:
+    """Reads a module and its inline map from a dev server, within the bounds above; one HTTP client
+    (no redirects, no proxy from the environment) for every origin it is asked about. Safe to
+    share between threads."""
 
     def __init__(
         self,
-        origin: str,
-        pages: Callable[[], Mapping[str, PageSource]] = dict,
         *,
         max_bytes: int = MAX_MODULE_BYTES,
         deadline_s: float = FETCH_DEADLINE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.origin = origin.rstrip("/")
-        self._pages_source = pages
-        self._pages: dict[str, PageSource] | None = None
         self._max_bytes, self._deadline_s, self._clock = max_bytes, deadline_s, clock
         self._client = httpx.Client(follow_redirects=False, trust_env=False, timeout=deadline_s)
 
     def close(self) -> None:
         self._client.close()
 
-    def by_debug_id(self, debug_id: str, project_id: int = LOCAL_PROJECT_ID) -> StoredMap | None:
-        return None  # dev modules carry no debug ID
-
-    def by_asset_path(self, asset_path: str) -> StoredMap | None:
+    def read(self, origin: str, asset_path: str,
+             pages: Callable[[], Mapping[str, PageSource]] = dict) -> StoredMap | None:
+        """The module at `asset_path` on the dev server at `origin`, with its map and Python pages
+        (`pages()`, asked only once a map is found, and those the map's sources declare), or None."""
         path = module_path(asset_path)
         if path is None:
             return None
-        module = self._fetch(path)
+        module = self._fetch(origin.rstrip("/") + path)
         sourcemap = inline_map(module) if module is not None else None
         if module is None or sourcemap is None:
             return None
         return StoredMap(debug_id="", asset_path=path, build_id=BUILD_ID, source=module, sourcemap=sourcemap,
-                         pages=self.pages())
+                         pages={**declared_pages(sourcemap, path, BUILD_ID), **pages()})
 
-    def _fetch(self, path: str) -> bytes | None:
-        url = self.origin + path
+    def _fetch(self, url: str) -> bytes | None:
         deadline = self._clock() + self._deadline_s
         try:
             with self._client.stream("GET", url) as answer:
@@ -148,6 +146,32 @@ class DevModules:
 
     def _too_big(self, url: str) -> None:
         log.warning("Dev module %s is larger than %d bytes; left unmapped.", url, self._max_bytes)
+
+
+class DevModules(ModuleReader):
+    """A `MapLookup` over the modules of this app's dev server at `origin` (`http://localhost:3000`).
+    `pages` gives the Python pages by original source path (`page_sources`), read once when first
+    needed."""
+
+    def __init__(
+        self,
+        origin: str,
+        pages: Callable[[], Mapping[str, PageSource]] = dict,
+        *,
+        max_bytes: int = MAX_MODULE_BYTES,
+        deadline_s: float = FETCH_DEADLINE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(max_bytes=max_bytes, deadline_s=deadline_s, clock=clock)
+        self.origin = origin.rstrip("/")
+        self._pages_source = pages
+        self._pages: dict[str, PageSource] | None = None
+
+    def by_debug_id(self, debug_id: str, project_id: int = LOCAL_PROJECT_ID) -> StoredMap | None:
+        return None  # dev modules carry no debug ID
+
+    def by_asset_path(self, asset_path: str) -> StoredMap | None:
+        return self.read(self.origin, asset_path, self.pages)
 
     def pages(self) -> dict[str, PageSource]:
         """The Python pages by original source path, listed on first use (the app's pages are all

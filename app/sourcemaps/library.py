@@ -27,11 +27,12 @@ from sqlalchemy import ColumnElement, delete, insert, select
 
 from app import db
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
-from app.sourcemaps import bundle, pages
-from app.sourcemaps.bundle import BundleError, Manifest
-from app.sourcemaps.maps import PageSource, StoredMap, normal_debug_id
+from app.sourcemaps.maps import StoredMap, normal_debug_id
 from app.sourcemaps.tables import BUILDS, FILES
 from reflex_lookout.protocol.envelope import STRICT_JSON
+from reflex_lookout.sourcemaps import bundle, pages
+from reflex_lookout.sourcemaps.bundle import BundleError, Manifest
+from reflex_lookout.sourcemaps.pages import PageSource
 
 logger = logging.getLogger(__name__)
 

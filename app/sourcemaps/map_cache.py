@@ -24,7 +24,10 @@ from symbolic.sourcemapcache import SourceMapCache
 
 from app.settings import SETTINGS
 from app.sourcemaps.map_bounds import measure, refusal
-from app.sourcemaps.maps import PageSource, StoredMap
+from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.source_paths import REFLEX_UPLOAD, is_upload
+from reflex_lookout.sourcemaps import map_pages
+from reflex_lookout.sourcemaps.pages import PageSource
 
 MESSAGE_LENGTH = 300  # of symbolic's reason for refusing a map
 # Of `ParsedMap.size`: one build of this app is ~9 MiB of inputs and 1.5 KiB of line tables (minified: few lines).
@@ -44,6 +47,13 @@ class ParsedMap:
     size: int
     digest: bytes
     pages: dict[str, PageSource] = field(default_factory=dict)
+    # The build whose path rules apply (source_paths.py), when not `build_id`'s: an uploaded map of a
+    # Reflex app made by reflex-lookout's build step is laid out as this app's builds (map_pages.py).
+    layout: str = ""
+
+    @property
+    def paths_of(self) -> str:
+        return self.layout or self.build_id
 
 
 @dataclass(frozen=True)
@@ -71,8 +81,11 @@ def parse(stored: StoredMap, max_bytes: int = SETTINGS.symbolicate_max_bytes) ->
     except Exception as exc:  # noqa: BLE001 (symbolic raises its own kinds for every way a map can be wrong)
         return Unreadable(str(exc)[:MESSAGE_LENGTH] or type(exc).__name__, stored.debug_id, stored.asset_path, digest)
     lines = line_lengths(stored.source)
+    carried = map_pages.pages_of(stored.sourcemap)  # a Reflex build's map: the pages it carries
+    layout = REFLEX_UPLOAD if carried is not None and is_upload(stored.build_id) else ""
     return ParsedMap(stored.debug_id, stored.build_id, stored.asset_path, cache, lines,
-                     len(stored.source) + len(stored.sourcemap) + len(lines) * lines.itemsize, digest, dict(stored.pages))
+                     len(stored.source) + len(stored.sourcemap) + len(lines) * lines.itemsize, digest,
+                     dict(stored.pages) or carried or {}, layout)
 
 
 def fingerprint(stored: StoredMap) -> bytes:

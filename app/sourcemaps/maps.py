@@ -7,22 +7,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.settings import LOCAL_PROJECT_ID
+from reflex_lookout.sourcemaps.bundle import DEBUG_ID
+from reflex_lookout.sourcemaps.pages import PageSource
 
-DEBUG_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as stored
 HEX_ID = re.compile(r"[0-9a-f]{32}")  # as some SDKs spell it
-
-
-@dataclass(frozen=True)
-class PageSource:
-    """The Python behind a generated route module: what was given to `app.add_page`."""
-
-    module: str  # "app.pages.try_errors"
-    function: str  # "page"
-    file: str  # project-relative: "app/pages/try_errors.py"
-    line: int  # the function's first line, 0 when unknown
-
-    def to_json(self) -> dict[str, object]:
-        return {"module": self.module, "function": self.function, "file": self.file, "line": self.line}
 
 
 @dataclass(frozen=True)

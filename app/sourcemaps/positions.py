@@ -50,7 +50,7 @@ class Positions:
         """Where (`line`, `column`), 1-based, of the file `entry` maps leads; or a sentence saying
         why nowhere. `context`: read the context lines even if the source is not the app's own."""
         # The same bytes map to other paths as an uploaded bundle (app/sourcemaps/source_paths.py).
-        key = (entry.digest, is_upload(entry.build_id), line, column)
+        key = (entry.digest, is_upload(entry.paths_of), line, column)
         with self._lock:
             found = self._known.get(key)
             if found is not None and (isinstance(found, str) or found.has_context or not context):
@@ -73,8 +73,8 @@ def _look_up(entry: ParsedMap, line: int, column: int, context: bool) -> Origina
     token = entry.cache.lookup(line, column, 0)
     if token is None or not token.src:
         return f"The source map of {entry.asset_path} maps nothing at line {line}, column {column}."
-    path = project_path(token.src, entry.asset_path, entry.build_id)
-    in_app = in_app_for(path, entry.build_id)
+    path = project_path(token.src, entry.asset_path, entry.paths_of)
+    in_app = in_app_for(path, entry.paths_of)
     page = entry.pages.get(path)
     python_page = None if page is None else page.to_json()
     function = (token.function_name or token.name or "")[:NAME_LENGTH]

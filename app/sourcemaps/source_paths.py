@@ -27,7 +27,8 @@ know nothing of this layout: a relative source is resolved from the asset's URL 
 above it (`../../src/a.js` of `/assets/main.js` is `src/a.js`), an absolute one keeps its path from
 `node_modules/` if it has one, else all of it (`webpack://app/./src/a.js` is `src/a.js`). In app,
 as Sentry has it: everything but `node_modules/` and webpack's runtime (`webpack/runtime/…`,
-`webpack/bootstrap`).
+`webpack/bootstrap`). Except another Reflex app's maps made by reflex-lookout's build step (they carry
+its field, reflex_lookout/sourcemaps/map_pages.py): their layout is this app's (`REFLEX_UPLOAD`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 IN_APP = (".web/app/routes/", ".web/app_components/", ".web/utils/components/", ".web/public/", "assets/")
 NOT_IN_APP = (".web/app_components/reflex/",)
 UPLOAD_PREFIX = "upload-"  # the build IDs of other apps' uploaded bundles (app/sourcemaps/uploads.py)
+# The rules for an uploaded map of another Reflex app (reflex_lookout/sourcemaps/map_pages.py): this app's layout.
+REFLEX_UPLOAD = "reflex-upload"
 WEBPACK_RUNTIME = ("webpack/runtime/", "webpack/bootstrap", "(webpack)/")
 
 

@@ -10,7 +10,10 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
   `sourcemap`, `code_file` = the URL), among the maps of the event's project (uploaded with
   sentry-cli, app/sourcemaps/uploads.py; for the app's own project, its builds too), else the one
   served at the URL's path (scheme, host, query and fragment ignored) that has no other debug ID —
-  for the app's own events only;
+  for the app's own events only; else, when the URL's origin is one of the project's dev servers
+  (`dev_servers`, app/ingest/sourcemap_settings.py), the inline map of the module that dev server
+  serves at that path (app/sourcemaps/dev_modules.py's `ModuleReader`, with its bounds: an origin
+  the project does not list is never asked);
 - with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
   `filename` and `abs_path` become the original source's project-relative path
   (app/sourcemaps/source_paths.py), `function` the enclosing scope's name (else the token's name;
@@ -42,6 +45,7 @@ be read, and nothing is lost. Any other failure of a lookup is that frame's erro
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,7 +53,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from app.ingest.incoming import its_own_fault
+from app.ingest.sourcemap_settings import origin_of
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
+from app.sourcemaps.dev_modules import ModuleReader
 from app.sourcemaps.map_cache import Entry, MapCache, ParsedMap, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
 from app.sourcemaps.positions import Positions
@@ -73,6 +79,7 @@ class _Budget:
     project_id: int  # the event's: debug IDs are looked up among its maps
     bytes_left: int
     cpu_until: float  # of time.thread_time()
+    dev_servers: tuple[str, ...] = ()  # the project's: the origins a module may be read from
     spent: str = ""
     lookups: set[tuple[str, str]] = field(default_factory=set)
     # The map found for each (debug ID, path) of this event: a stack's frames share a few files.
@@ -84,23 +91,28 @@ class Symbolicator:
 
     def __init__(self, lookup: MapLookup, cache: MapCache | None = None,
                  max_frames: int = MAX_FRAMES, max_lookups: int = MAX_LOOKUPS,
-                 max_bytes: int = SETTINGS.symbolicate_max_bytes, max_cpu_ms: int = SETTINGS.symbolicate_max_cpu_ms) -> None:
+                 max_bytes: int = SETTINGS.symbolicate_max_bytes, max_cpu_ms: int = SETTINGS.symbolicate_max_cpu_ms,
+                 modules: ModuleReader | None = None) -> None:
+        """`modules`: reads the projects' dev servers (made when first needed by default)."""
         self.lookup = lookup
+        self._module_reader, self._module_lock = modules, threading.Lock()
         self.cache = cache if cache is not None else MapCache()
         self.positions = Positions()
         self.max_frames, self.max_lookups = max_frames, max_lookups
         self.max_bytes, self.max_cpu_ms = max_bytes, max_cpu_ms
 
-    def symbolicate(self, event: dict[str, Any], by_path: bool = True, project_id: int = LOCAL_PROJECT_ID) -> bool:
+    def symbolicate(self, event: dict[str, Any], by_path: bool = True, project_id: int = LOCAL_PROJECT_ID,
+                    dev_servers: tuple[str, ...] = ()) -> bool:
         """Map the event's JavaScript frames in place; whether anything changed. `by_path`: a frame
         whose file has no debug ID may be matched by its URL's path, which names a file of this
         app's own builds: only for the app's own events (another app's `/assets/index.js` is not ours).
-        `project_id`: the event's project, whose maps its debug IDs name."""
+        `project_id`: the event's project, whose maps its debug IDs name. `dev_servers`: the
+        project's, the origins (as `origin_of` spells them) whose modules may be read."""
         stacks = [s for s in _stack_holders(event) if _frames(s)]
         if not stacks:
             return False
         budget = _Budget(self.max_frames, self.max_lookups, by_path, project_id, self.max_bytes,
-                         time.thread_time() + self.max_cpu_ms / 1000)
+                         time.thread_time() + self.max_cpu_ms / 1000, dev_servers)
         images = _images(event)
         changed = False
         for holder in stacks:
@@ -142,7 +154,7 @@ class Symbolicator:
                    budget: _Budget, innermost: bool) -> dict[str, Any]:
         found = budget.found.get((debug_id, url))
         if found is None:
-            found = budget.found[(debug_id, url)] = self._find_map(debug_id, unquote(urlsplit(url).path)[:MAX_URL], budget)
+            found = budget.found[(debug_id, url)] = self._find_map(debug_id, url, budget)
         if isinstance(found, str):
             return _with_error(frame, found)
         entry, resolved_with = found
@@ -165,23 +177,39 @@ class Symbolicator:
             del mapped["function"]
         return mapped
 
-    def _find_map(self, debug_id: str, path: str, budget: _Budget) -> tuple[Entry, str] | str:
-        """The map for a frame and how it was found, or why there is none."""
+    def _find_map(self, debug_id: str, url: str, budget: _Budget) -> tuple[Entry, str] | str:
+        """The map for a frame of `url` and how it was found, or why there is none."""
+        path = unquote(urlsplit(url).path)[:MAX_URL]
         if debug_id:
             # Keyed by project too: one project never gets another's map from the cache.
             found = self._entry(("debug_id", f"{budget.project_id}:{debug_id}"),
                                 lambda: self.lookup.by_debug_id(debug_id, budget.project_id), budget)
             if found is not None:
                 return found if isinstance(found, str) else (found, "debug_id")
-        if not budget.by_path:
-            return (f"No source map has the debug ID {debug_id}." if debug_id
-                    else "No source map: the event names no debug ID for this file.")
-        found = self._entry(("asset_path", path), lambda: self.lookup.by_asset_path(path), budget) if path else None
-        if isinstance(found, str):
-            return found
-        if found is not None and (not debug_id or found.debug_id in ("", debug_id)):  # not another build's file
-            return found, "asset_path"
-        return f"No source map has the debug ID {debug_id}." if debug_id else f"No source map for {path or 'this file'}."
+        if budget.by_path and path:  # the app's own builds first (its dev server too, with its pages)
+            found = self._entry(("asset_path", path), lambda: self.lookup.by_asset_path(path), budget)
+            if isinstance(found, str):
+                return found
+            if found is not None and (not debug_id or found.debug_id in ("", debug_id)):  # not another build's file
+                return found, "asset_path"
+        origin = origin_of(url) if budget.dev_servers else None
+        if origin is not None and origin in budget.dev_servers and path:
+            module = self._entry(("dev_module", origin + path), lambda: self._modules().read(origin, path), budget)
+            if isinstance(module, str):
+                return module
+            if module is not None:
+                return module, "asset_path"
+            return f"No source map: the dev server {origin} serves no module with an inline map at {path}."
+        if debug_id:
+            return f"No source map has the debug ID {debug_id}."
+        return f"No source map for {path or 'this file'}." if budget.by_path else \
+            "No source map: the event names no debug ID for this file."
+
+    def _modules(self) -> ModuleReader:
+        with self._module_lock:
+            if self._module_reader is None:
+                self._module_reader = ModuleReader()
+            return self._module_reader
 
     def _entry(self, key: tuple[str, str], fetch: Callable[[], StoredMap | None], budget: _Budget) -> Entry | str | None:
         """The cached entry for `key`, else what the lookup gives (parsed and cached); None when

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from reflex.app import default_backend_exception_handler, default_frontend_excep
 from reflex_lookout import Monitoring, browser, runtime
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.sourcemaps import pages
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 
@@ -35,6 +37,18 @@ class FakeApp:
 @dataclass
 class FakePage:
     app_wrap_components: dict[Any, Any] = field(default_factory=dict)
+    module_code: dict[str, None] = field(default_factory=dict)
+
+
+@dataclass
+class Unevaluated:
+    """A page as Reflex hands it to `compile_page`: its component function."""
+
+    component: Any
+
+
+def index() -> None:
+    """A page function of this project."""
 
 
 @dataclass
@@ -43,11 +57,16 @@ class FakeCompile:
 
 
 @pytest.fixture(autouse=True)
-def _no_dsn_in_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No DSN from the environment, no runtime built yet, and the app's folder a fresh one."""
+def _no_dsn_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No DSN from the environment and no runtime built yet."""
     monkeypatch.delenv("SENTRY_DSN", raising=False)
     monkeypatch.delenv("LOOKOUT_OUTBOX_URL", raising=False)
     monkeypatch.setattr(runtime, "_current", None)
+
+
+@pytest.fixture
+def in_app_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The backend runs in the app's folder, where the outbox file is made: a fresh one."""
     monkeypatch.chdir(tmp_path)
 
 
@@ -61,6 +80,19 @@ def test_each_page_gets_the_sdk_wrap_and_the_head_gets_config_and_loader_first_o
     assert browser.CONFIG_ELEMENT_ID in str(app.head_components[0])
 
 
+def test_each_route_module_declares_its_python_page() -> None:
+    plugin, page = Monitoring(dsn=DSN), FakePage()
+    plugin.compile_page(page, page=Unevaluated(index), compile_context=FakeCompile(FakeApp()))
+    [line] = page.module_code
+    assert line.startswith(pages.PAGE_MARKER)
+    assert pages.from_json({"route": json.loads(line.removeprefix(pages.PAGE_MARKER))})["route"] == pages.PageSource(
+        module=__name__, function="index", file="plugin/tests/test_plugin.py", line=index.__code__.co_firstlineno)
+    elsewhere = FakePage()  # a page function outside the project (here: a built-in) declares nothing
+    plugin.compile_page(elsewhere, page=Unevaluated(len), compile_context=FakeCompile(FakeApp()))
+    assert elsewhere.module_code == {}
+
+
+@pytest.mark.usefixtures("in_app_folder")
 def test_the_backend_is_attached_once_with_the_tunnel_innermost() -> None:
     plugin, app = Monitoring(dsn=DSN), FakeApp(api_transformer=["their routes"])
     plugin.post_compile(app=app)
@@ -72,6 +104,7 @@ def test_the_backend_is_attached_once_with_the_tunnel_innermost() -> None:
     assert built is not None and app.lifespan_tasks == [built.run_server_sdk, built.run_forwarder]
 
 
+@pytest.mark.usefixtures("in_app_folder")
 def test_the_outbox_is_a_hidden_sqlite_file_with_its_tables_and_out_of_git(tmp_path: Path) -> None:
     Monitoring(dsn=DSN).post_compile(app=FakeApp())
     built = runtime.current()
@@ -80,6 +113,7 @@ def test_the_outbox_is_a_hidden_sqlite_file_with_its_tables_and_out_of_git(tmp_p
     assert set(sqlalchemy.inspect(built.store.engine).get_table_names()) == {"outbox", "worker_lease"}
 
 
+@pytest.mark.usefixtures("in_app_folder")
 def test_a_process_with_its_own_runtime_gets_nothing_more() -> None:
     """Lookout builds its runtime in app/wiring.py before Reflex calls post_compile."""
     own = runtime.Runtime(MonitoringSettings.resolve({"dsn": DSN}, {}), OutboxStore(sqlalchemy.create_engine("sqlite://")))
@@ -89,6 +123,7 @@ def test_a_process_with_its_own_runtime_gets_nothing_more() -> None:
     assert app.backend_exception_handler is default_backend_exception_handler
 
 
+@pytest.mark.usefixtures("in_app_folder")
 def test_without_a_dsn_nothing_is_added() -> None:
     plugin, app, page = Monitoring(), FakeApp(), FakePage()
     plugin.compile_page(page, compile_context=FakeCompile(app))
@@ -96,6 +131,7 @@ def test_without_a_dsn_nothing_is_added() -> None:
     assert page.app_wrap_components == {} and app.head_components == [] and app.api_transformer is None
 
 
+@pytest.mark.usefixtures("in_app_folder")
 def test_a_custom_backend_handler_still_answers() -> None:
     def backend_exception_handler(exception: Exception) -> str:
         return "their toast"
@@ -110,3 +146,13 @@ def test_the_vite_proxy_edit_is_idempotent() -> None:
     once = browser.add_sentry_flags(browser.add_proxy(config, ("/monitoring",), "http://localhost:8000"), False)
     twice = browser.add_sentry_flags(browser.add_proxy(once, ("/monitoring",), "http://localhost:8000"), False)
     assert once == twice and once.count('"/monitoring"') == 1 and '"__SENTRY_DEBUG__": "false"' in once
+
+
+def test_a_bad_setting_stops_the_start_with_a_sentence_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        Monitoring(traces_sample_rate=2)
+    assert stopped.value.code == "reflex-lookout: Monitoring(traces_sample_rate=...) 2 must be a number from 0 to 1."
+    monkeypatch.setenv("SENTRY_DSN", "not-a-dsn")
+    with pytest.raises(SystemExit) as stopped:
+        Monitoring()
+    assert stopped.value.code == "reflex-lookout: SENTRY_DSN 'not-a-dsn' must start with http:// or https://."

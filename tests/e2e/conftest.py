@@ -19,6 +19,7 @@ from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox
 from tests.e2e.chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.e2e.helpers import started_app
+from tests.e2e.page_log import PageLog
 
 E2E_DATABASE = "e2e.db"
 
@@ -50,12 +51,32 @@ def launched(playwright: Playwright, executable: Path | str = CHROMIUM) -> Itera
 
 
 def new_page(browser: Browser) -> Iterator[Page]:
-    """A page in a context of its own for a fixture to `yield from`: closed afterwards."""
+    """A page in a context of its own for a fixture to `yield from`: closed afterwards. What it did
+    is in a failing test's report (`pytest_runtest_makereport`)."""
     context = browser.new_context()
     try:
-        yield context.new_page()
+        page = context.new_page()
+        _page_logs[page] = PageLog(page)
+        try:
+            yield page
+        finally:
+            del _page_logs[page]
     finally:
         context.close()
+
+
+_page_logs: dict[Page, PageLog] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed browser test's report shows what each of its pages did (tests/e2e/page_log.py)."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]  # pluggy's hookwrapper result
+    if report.failed and call.when == "call":
+        for name, value in getattr(item, "funcargs", {}).items():
+            if isinstance(value, Page) and value in _page_logs:
+                report.sections.append((f"what page `{name}` did", _page_logs[value].text()))
 
 
 @pytest.fixture(scope="session")

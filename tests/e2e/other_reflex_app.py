@@ -148,10 +148,11 @@ def build_wheel(work: Path) -> Path:
 
 
 def make_venv(work: Path, wheel: Path) -> Path:
-    """A virtual environment with reflex==0.10.1 and the wheel (its dependencies from the package index)."""
+    """A virtual environment with reflex==0.10.1 and the wheel with its extra `sourcemaps` (sentry-cli), its
+    dependencies from the package index."""
     venv = work / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=work)
-    run([venv / "bin" / "python", "-m", "pip", "install", "-q", "reflex==0.10.1", wheel], cwd=work)
+    run([venv / "bin" / "python", "-m", "pip", "install", "-q", "reflex==0.10.1", f"{wheel}[sourcemaps]"], cwd=work)
     return venv
 
 

@@ -15,8 +15,8 @@ import time
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from app.monitoring.browser import CONFIG_ELEMENT_ID, browser_config
 from app.settings import Settings
+from reflex_lookout.browser import CONFIG_ELEMENT_ID, browser_config
 from tests.e2e.app_server import AppServer
 from tests.e2e.captured import Outbox, messages
 from tests.e2e.helpers import open_page
@@ -24,8 +24,11 @@ from tests.e2e.local_dsn import local_dsn
 
 
 def expected_config(app_server: AppServer) -> dict:
-    """The e2e server runs with the default settings, and the local DSN's key from its database."""
-    return browser_config(dataclasses.replace(Settings.from_env({}), local_dsn=local_dsn(app_server)))
+    """The e2e server runs `reflex run --env prod` with the default settings (so the environment is
+    "production", as the server SDK's), and the local DSN's key from its database."""
+    env = {"REFLEX_ENV_MODE": "prod"}
+    settings = dataclasses.replace(Settings.from_env(env), local_dsn=local_dsn(app_server))
+    return browser_config(settings, settings.reporting_dsn)
 
 
 def events_with(outbox: Outbox, text: str, after: int, timeout: float = 15) -> list[dict]:

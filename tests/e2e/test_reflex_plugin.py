@@ -14,10 +14,11 @@ of the page load), the log line; and in the browser's requests: reports posted t
 `/monitoring`, nothing to the Lookout's port.
 
 Against the prototype on branch i27-plugin these assertions FAIL, on purpose (the next session's work):
-- `test_browser_error_frames_mapped_to_the_app_sources` (prod and dev): the prototype has no source-map
-  step (no debug IDs, no upload in `post_build`), so the prod frames stay minified `/assets/...js`; in dev
-  the frames name Vite's modules, which a Lookout maps only for a project that lists that dev server
-  (design §7, not built).
+- `test_browser_error_frames_mapped_to_the_app_sources` (dev): the frames name Vite's modules, which a
+  Lookout maps for a project that lists that dev server (the dev project lists Vite's origin, design §7),
+  so they map to the route module; `python_page` needs the line each route module's Python page is
+  declared in (`page_marker`), which the plugin writes in `compile_page`. In prod the plugin's build
+  step injects debug IDs and uploads the maps (reflex_lookout/sourcemaps/).
 - `test_handler_error_in_the_page_load_trace` (prod and dev): event tracing is not in the plugin yet
   (design §10), so the handler's error carries a trace of its own, not the page load's.
 Every other assertion is expected to pass against the prototype (its tunnel is a pass-through to the DSN).
@@ -28,6 +29,8 @@ docs/design/reflex-plugin.md §11.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +39,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser
 
+from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.projects import Projects
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.sourcemaps.tokens import Tokens
 from tests.e2e.other_reflex_app import (
     APP_NAME,
@@ -119,6 +124,8 @@ def run(request: pytest.FixtureRequest, built: tuple[Path, Path], lookout: Secon
     env = {**app_env(venv, dsn), "SENTRY_URL": lookout.server.url, "SENTRY_AUTH_TOKEN": token,
            "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id)}
     server = OtherAppServer(root, venv, env, work / f"{mode}.log", dev=mode == "dev")
+    if server.dev:  # its frames name Vite's modules: the project lists that dev server (design §7)
+        ProjectSettingsStore(lookout.engine).set_sourcemaps(project.id, SourceMapSettings(dev_servers=(server.url,)))
     try:
         with step(f"{mode}: reflex run until it answers"):
             server.start()
@@ -154,7 +161,7 @@ def test_browser_error_arrives(run: Run) -> None:
 
 
 def test_browser_error_frames_mapped_to_the_app_sources(run: Run) -> None:
-    """FAILS against the prototype: no source maps (prod), no dev-server mapping for another app (dev)."""
+    """The frames of the browser error, mapped to the app's sources with their Python page."""
     event = run.received.error(BROWSER_ERROR)
     assert event is not None, f"the browser error is not in the Lookout's project{_context(run)}"
     found = frames(event)
@@ -192,3 +199,13 @@ def test_log_line_arrives(run: Run) -> None:
     lines = run.received.log_lines(LOG_LINE)
     assert lines, f"the log line is not in the Lookout's project{_context(run)}"
     assert lines[0]["level"] == "info" and lines[0]["body"] == f"{LOG_LINE} (1)", lines
+
+
+def test_a_bad_dsn_stops_the_start_with_a_sentence_naming_it(built: tuple[Path, Path]) -> None:
+    venv, root = built
+    env = {**os.environ, **app_env(venv, "not-a-dsn")}
+    done = subprocess.run([str(venv / "bin" / "reflex"), "run", "--env", "prod"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["reflex-lookout: SENTRY_DSN 'not-a-dsn' must start with http:// or https://."], (
+        done.stdout[-2000:], done.stderr[-2000:])

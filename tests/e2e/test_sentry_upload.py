@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.inbox.reading import InboxReader
-from app.sourcemaps import bundle, to_sentry
+from reflex_lookout.sourcemaps import bundle, to_sentry
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import LOG_DIR, _copy_project, open_page, serving
 from tests.sourcemaps.second_lookout import SecondLookout, serving_second_lookout

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from app.sourcemaps.pages import page_sources, route_module
+from reflex_lookout.sourcemaps.pages import page_sources, route_module
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.helpers import LOG_DIR, TRY_MODULE, _copy_project, inbox_event, open_page, serving, tree_state
 
@@ -87,7 +87,7 @@ def test_maps_are_kept_but_never_served(app_server: AppServer) -> None:
 
 
 def test_every_page_names_the_modules_reflex_generated_for_it(app_server: AppServer) -> None:
-    """The page map's names are the files the build really has (app/sourcemaps/pages.py names them
+    """The page map's names are the files the build really has (reflex_lookout/sourcemaps/pages.py names them
     with Reflex's own functions; here they meet what Reflex wrote)."""
     import app.app
 

@@ -19,6 +19,7 @@ from app.inbox.tables import PROJECT_SETTINGS
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
@@ -50,6 +51,10 @@ def test_a_project_has_the_defaults_until_set_then_what_was_set(engine: sqlalche
     assert store.quotas(1) == QuotaSettings()
     store.set_quotas(1, QuotaSettings(per_minute=100, per_hour=1000), by="max")
     assert store.quotas(1) == QuotaSettings(100, 1000) and store.read(1) == (FILTERS, SCRUB)
+    assert store.dev_servers_of(1) == ()
+    store.set_sourcemaps(1, SourceMapSettings(dev_servers=("HTTP://127.0.0.1:3000/",)), by="max")
+    assert store.dev_servers_of(1) == ("http://127.0.0.1:3000",)  # at once, in its one spelling
+    assert store.quotas(1) == QuotaSettings(100, 1000) and store.read(1) == (FILTERS, SCRUB)
     with engine.connect() as connection:
         assert connection.execute(sqlalchemy.select(PROJECT_SETTINGS.c.updated_by)).scalars().all() == ["max"]
 
@@ -62,8 +67,12 @@ def test_another_worker_sees_a_change_within_the_cache_time(sqlite_engine: sqlal
         connection.execute(PROJECT_SETTINGS.insert().values(
             project_id=2, filters=project_settings.encoded(FILTERS), scrubbing="{}", updated_at=1.0, updated_by="other"))
     assert ingest.filters_of(2) == FilterSettings()  # read less than CACHE_S ago
+    assert ingest.dev_servers_of(2) == ()
+    with sqlite_engine.begin() as connection:
+        connection.execute(update(PROJECT_SETTINGS).values(sourcemaps='{"dev_servers": ["http://h:1"]}'))
+    assert ingest.dev_servers_of(2) == ()
     monkeypatch.setattr(project_settings, "CACHE_S", 0.0)
-    assert ingest.filters_of(2) == FILTERS
+    assert ingest.filters_of(2) == FILTERS and ingest.dev_servers_of(2) == ("http://h:1",)
 
 
 def test_a_stored_field_missing_or_unknown_has_the_default_and_a_broken_row_costs_its_project_only(
@@ -74,10 +83,11 @@ def test_a_stored_field_missing_or_unknown_has_the_default_and_a_broken_row_cost
     with sqlite_engine.begin() as connection:
         connection.execute(update(PROJECT_SETTINGS).where(PROJECT_SETTINGS.c.project_id == 1).values(
             filters='{"localhost": true, "filter_of_a_later_version": 1}', scrubbing='{"scrub_data": "no"}',
-            quotas='{"per_minute": -1}'))
+            quotas='{"per_minute": -1}', sourcemaps='{"dev_servers": ["file:///etc"]}'))
         connection.execute(update(PROJECT_SETTINGS).where(PROJECT_SETTINGS.c.project_id == 2).values(filters="{broken"))
     assert store.read(1) == (dataclasses.replace(FilterSettings(), localhost=True), ScrubbingSettings())
     assert store.read(2)[0] == FilterSettings() and store.quotas(1) == QuotaSettings()
+    assert store.sourcemaps(1) == SourceMapSettings()  # an origin that is none: no dev server at all
     assert "project 2: its stored FilterSettings are unreadable" in caplog.text
 
 
@@ -92,6 +102,8 @@ def test_a_stored_field_missing_or_unknown_has_the_default_and_a_broken_row_cost
     (lambda s: s.set_quotas(1, QuotaSettings(per_hour=60_000_001)),
      "Events an hour must be a whole number from 0 (no limit) to 60,000,000."),
     (lambda s: s.set_quotas(1, QuotaSettings(per_minute=True)), "Events a minute must be a whole number"),  # type: ignore[arg-type]
+    (lambda s: s.set_sourcemaps(1, SourceMapSettings(dev_servers=("http://127.0.0.1:3000", "http://h/app"))),
+     "The dev server on line 2 ('http://h/app') must be an origin"),
 ])
 def test_settings_out_of_bounds_or_for_no_project_are_refused_and_nothing_is_stored(
         sqlite_engine: sqlalchemy.Engine, change, sentence: str) -> None:  # noqa: ANN001 (a lambda)

@@ -14,6 +14,7 @@ import sqlalchemy
 
 from app import db
 from app.inbox import projects as module
+from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.projects import Project, Projects, settle_local_dsn
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
@@ -56,6 +57,23 @@ def test_the_cli_adds_and_lists_projects(engine: sqlalchemy.Engine, monkeypatch,
     assert module.main(["list"]) == 0
     assert capsys.readouterr().out.strip() == f"{project.id}\tMobile\thttp://{project.public_key}@localhost:3000/{project.id}"
     assert module.main(["add", ""]) == 2
+
+
+def test_the_cli_gives_a_project_its_dev_servers(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(db, "engine", lambda url=None: engine)
+    assert module.main(["add", "Shop (dev)", "--dev-server", "http://127.0.0.1:3000/", "--dev-server", "http://[::1]:3000"]) == 0
+    [project] = Projects(engine).all()
+    assert capsys.readouterr().out.strip() == project.dsn("localhost:3000")
+    assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ("http://127.0.0.1:3000", "http://[::1]:3000")
+    assert module.main(["add", "Bad", "--dev-server", "http://127.0.0.1:3000/app"]) == 2  # made nothing
+    assert "The dev server on line 1 ('http://127.0.0.1:3000/app') must be an origin" in capsys.readouterr().err
+    assert [p.name for p in Projects(engine).all()] == ["Shop (dev)"]
+    assert module.main(["dev-servers", str(project.id), "http://localhost:5173"]) == 0
+    assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ("http://localhost:5173",)
+    assert module.main(["dev-servers", str(project.id)]) == 0  # none: it has none
+    assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ()
+    assert module.main(["dev-servers", "99", "http://localhost:5173"]) == 2
+    assert capsys.readouterr().err.strip() == "There is no project 99."
 
 
 OLD_DSN = "http://lookout@localhost/1"  # every install's local DSN before migration 0011: public

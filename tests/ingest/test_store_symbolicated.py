@@ -11,23 +11,26 @@ import pytest
 import sqlalchemy
 
 from app import db
+from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.feeder import InboxFeeder
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from app.presentation.stack import stack_rows
-from app.sourcemaps.build_step import make_bundle
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.own_build import SENTRY_CLI
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from reflex_lookout.settings import Dsn
+from reflex_lookout.sourcemaps.build_step import make_bundle
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, as_of_revision, error, event_envelope, local_row, query, statuses
 from tests.sourcemaps.artifact_zips import JsFile, uploaded
 from tests.sourcemaps.big_maps import event_naming, frames_of, lines_map
-from tests.sourcemaps.real_build import SENTRY_CLI
+from tests.sourcemaps.dev_servers import OTHER_PAGE, OTHER_ROUTE, Route, other_app_event, other_app_module, recording_server
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps
 
 
@@ -175,3 +178,27 @@ def test_an_event_over_its_budget_is_stored_with_why_and_the_feeder_maps_the_nex
     assert stored[0]["filename"] == "assets/src/normal.js"  # its other frame is mapped all the same
     mapped = frames_of(InboxReader(engine).event(next_one["event_id"])["event"])
     assert mapped[0]["filename"] == "assets/src/normal.js" and mapped[0]["lineno"] == 8
+
+
+def test_another_app_in_dev_mode_is_mapped_only_for_the_project_that_lists_its_dev_server(
+        engine: sqlalchemy.Engine, tmp_path: Path) -> None:
+    """The project's setting, as its settings page stores it, reaches symbolication; a project without
+    it maps nothing new, and its event makes no request. A real dev server on loopback."""
+    inbox = InboxStore(engine, Symbolicator(MapLibrary(engine)))
+    inbox.ensure_project(Dsn.parse(LOCAL_DSN))
+    listing, other = Projects(engine).add("shop (dev)"), Projects(engine).add("shop (no setting)")
+    module = other_app_module(tmp_path)
+    with recording_server() as server:
+        server.routes[OTHER_ROUTE] = Route(body=module)
+        ProjectSettingsStore(engine).set_sourcemaps(listing.id, SourceMapSettings(dev_servers=(server.origin + "/",)))
+        mapped, unmapped = other_app_event(module, server.origin), other_app_event(module, server.origin)
+        inbox.ingest_envelope(event_envelope(unmapped, other.dsn("localhost")))
+        assert server.paths == []
+        inbox.ingest_envelope(event_envelope(mapped, listing.dsn("localhost")))
+        assert server.paths == [OTHER_ROUTE]
+    thrower = frames_of(InboxReader(engine).event(mapped["event_id"])["event"])[-1]
+    assert (thrower["filename"], thrower["data"]["python_page"]) == (".web/app/routes/_index.jsx", OTHER_PAGE.to_json())
+    assert query(inbox, f"select culprit from inbox_issue where project_id = {listing.id}") == [
+        (".web/app/routes/_index.jsx in otherAppThrowLater",)]  # grouped by the original frame
+    kept = frames_of(InboxReader(engine).event(unmapped["event_id"])["event"])[-1]
+    assert kept["abs_path"] == f"{server.origin}{OTHER_ROUTE}?import" and "sourcemap" not in kept["data"]

@@ -12,9 +12,8 @@ import sqlalchemy
 from reflex_base import otel
 
 from app.inbox.projects import settle_local_dsn
-from app.monitoring import browser
 from app.settings import Settings
-from reflex_lookout import event_tracing, server
+from reflex_lookout import browser, event_tracing, server
 from tests.environment import LOCAL_ENV
 from tests.monitoring.helpers import CapturingTransport
 
@@ -23,7 +22,8 @@ def test_options_come_from_the_same_settings_as_the_browser(engine: sqlalchemy.E
     settings = Settings.from_env({"SENTRY_ENVIRONMENT": "staging", "SENTRY_RELEASE": "r1"})
     key = settle_local_dsn(settings, engine).public_key  # this install's, from its database
     options = server.server_options(settings)
-    assert options["dsn"] == f"http://{key}@localhost/1" == browser.browser_config(settings)["dsn"]  # the local inbox
+    browser_dsn = browser.browser_config(settings, settings.reporting_dsn)["dsn"]
+    assert options["dsn"] == f"http://{key}@localhost/1" == browser_dsn  # the local inbox
     assert (options["environment"], options["release"]) == ("staging", "r1")
     assert options["traces_sample_rate"] == 1.0 and options["enable_logs"] is True and options["debug"] is False
     assert (options["max_breadcrumbs"], options["transport_queue_size"]) == (100, 64)

@@ -1,5 +1,5 @@
 """The home page's handler as any websocket client could call it: in Sentry mode it says where the
-newest build's source maps went (app/sourcemaps/to_sentry.py), to this machine and signed-in users
+newest build's source maps went (reflex_lookout/sourcemaps/to_sentry.py), to this machine and signed-in users
 only; in local mode it says nothing about them."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from app.console.accounts import COOKIE, Accounts, Viewer
 from app.pages import home
 from app.pages.home import HomeState
 from app.settings import Settings
-from app.sourcemaps import to_sentry
+from reflex_lookout.sourcemaps import to_sentry
 from tests.console.clients import LOOPBACK, STRANGER, client_state, run
 from tests.environment import LOCAL_ENV
 from tests.sourcemaps import fake_bundles

@@ -22,6 +22,7 @@ from app.inbox.tables import COUNTS, PROJECT_SETTINGS
 from app.ingest.filter_settings import LABELS, FilterSettings
 from app.ingest.quota_settings import QuotaSettings
 from app.ingest.scrubbing_settings import ScrubbingSettings
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, SettingsState
 from reflex_lookout.settings import Dsn
@@ -64,9 +65,11 @@ def every_change(state: SettingsState) -> None:
     call(state, "set_option", "scrub_ip_addresses", True)
     call(state, "set_text", "releases", "*-dev")
     call(state, "set_text", "per_minute", "5")
+    call(state, "set_text", "dev_servers", "http://127.0.0.1:3000")
     call(state, "save_filters")
     call(state, "save_scrubbing")
     call(state, "save_quotas")
+    call(state, "save_sourcemaps")
 
 
 def test_a_client_elsewhere_is_refused_sees_nothing_and_changes_nothing(engine: sqlalchemy.Engine) -> None:
@@ -74,7 +77,7 @@ def test_a_client_elsewhere_is_refused_sees_nothing_and_changes_nothing(engine: 
     assert state.refused == REFUSED and state.projects == [] and state.filters == {} and not state.read
     every_change(state)
     assert state.refused == REFUSED and state.error == state.notice == "" and state.dropped == {}
-    assert "Billing" not in shown(state) and "-dev" not in shown(state)
+    assert "Billing" not in shown(state) and "-dev" not in shown(state) and state.dev_servers == ""
     assert stored(engine) == []
 
 
@@ -87,8 +90,11 @@ def test_a_viewer_sees_the_settings_and_counts_read_only_and_changes_nothing(eng
     assert state.project == BILLING and state.dropped == {**dict.fromkeys(LABELS, 0), "web_crawlers": 7}
     every_change(state)
     assert state.error == MAINTAINERS_ONLY and state.filters["localhost"] is False and state.releases == ""
+    assert state.dev_servers == ""
     state.releases = "*-dev"  # a draft that would be stored (typed while a maintainer, say) is not either
+    state.dev_servers = "http://127.0.0.1:3000"
     call(state, "save_filters")
+    call(state, "save_sourcemaps")
     assert state.error == MAINTAINERS_ONLY and stored(engine) == []
 
 
@@ -119,6 +125,12 @@ def test_a_maintainer_changes_the_filters_and_the_scrubbing_options(engine: sqla
     assert (state.error, state.notice, state.per_minute) == ("", f"Quotas saved for {BILLING}.", "1000")
     assert ProjectSettingsStore(engine).quotas(2) == QuotaSettings(per_minute=1000, per_hour=50_000)
     assert ProjectSettingsStore(engine).read(2)[0].localhost  # the other parts stay as they were
+    call(state, "set_text", "dev_servers", "HTTP://127.0.0.1:3000/\n\nhttp://[::1]:5173")
+    call(state, "save_sourcemaps")
+    assert (state.error, state.notice) == ("", f"Source maps saved for {BILLING}.")
+    assert state.dev_servers == "http://127.0.0.1:3000\nhttp://[::1]:5173"  # read back as stored
+    assert ProjectSettingsStore(engine).sourcemaps(2) == SourceMapSettings(("http://127.0.0.1:3000", "http://[::1]:5173"))
+    assert ProjectSettingsStore(engine).quotas(2) == QuotaSettings(per_minute=1000, per_hour=50_000)
     with engine.connect() as connection:
         assert connection.execute(select(PROJECT_SETTINGS.c.updated_by)).scalars().all() == ["max (maintainer)"]
 
@@ -129,14 +141,19 @@ def test_a_maintainer_changes_the_filters_and_the_scrubbing_options(engine: sqla
     ("releases", "r" * 10_500, "The release globs are too long: at most 50 lines of 200 characters."),
     ("safe_fields", "f\n" * 51, "At most 50 safe fields, one a line (51 given)."),
     ("sensitive_fields", "s" * 101, "The sensitive field on line 1 must have 1 to 100 characters."),
+    ("dev_servers", "http://127.0.0.1:3000\nhttp://127.0.0.1:3000/app", "The dev server on line 2 ('http://127.0.0.1:3000/app') "
+     "must be an origin such as http://127.0.0.1:3000"),
+    ("dev_servers", "http://h:1\n" * 11, "At most 10 dev servers, one a line (11 given)."),
+    ("dev_servers", "h" * 2_011, "The dev servers are too long: at most 10 lines of 200 characters."),
 ])
 def test_a_list_out_of_bounds_gets_a_sentence_keeps_what_was_typed_and_stores_nothing(
         engine: sqlalchemy.Engine, name: str, typed: str, sentence: str) -> None:
     state = opened(LOOPBACK)
     call(state, "set_text", name, typed)
-    call(state, "save_scrubbing" if name.endswith("fields") else "save_filters")
+    call(state, "save_scrubbing" if name.endswith("fields") else "save_sourcemaps" if name == "dev_servers" else "save_filters")
     assert state.error.startswith(sentence) and state.notice == ""
-    assert getattr(state, name) == typed[:10_051 if name in ("releases", "error_messages", "client_ips") else 5_051]
+    bound = {"releases": 10_051, "error_messages": 10_051, "client_ips": 10_051, "dev_servers": 2_011}
+    assert getattr(state, name) == typed[:bound.get(name, 5_051)]
     assert stored(engine) == []
 
 

@@ -5,6 +5,8 @@
   `//# sourceMappingURL=data:application/json;base64,...`, its lines moved by the JSX transform.
 - `recording_server`: a stdlib server for what esbuild will not answer (redirects, wrong types,
   bodies without a length); it keeps every path it was asked for.
+- `other_app_module`: another app's route module as its dev server serves it (JSX transformed by
+  esbuild, the map inline), declaring its Python page (`OTHER_PAGE`), and a browser event thrown in it.
 """
 
 from __future__ import annotations
@@ -14,11 +16,29 @@ import http.server
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reflex_lookout.sourcemaps.pages import PageSource, page_marker
 from tests.sourcemaps.real_build import ESBUILD
+
+OTHER_PAGE = PageSource(module="shop.shop", function="index", file="shop/shop.py", line=7)
+OTHER_ROUTE = "/app/routes/_index.jsx"  # where the other app's dev server serves the module
+OTHER_SOURCE = f"""{page_marker(OTHER_PAGE)}
+/** @jsx h */
+function h(tag, props, ...children) {{ return {{ tag, props, children }}; }}
+
+export function Component() {{
+  return <div id="x"><span>{{1}}</span></div>;
+}}
+
+export function otherAppThrowLater() {{
+  throw new Error("other app: a browser error");
+}}
+"""
+OTHER_THROW_LINE = 10  # of OTHER_SOURCE: the `throw`
 
 
 @contextlib.contextmanager
@@ -100,3 +120,24 @@ def recording_server() -> Iterator[Recorder]:
     finally:
         serving.shutdown()
         serving.server_close()
+
+
+def other_app_module(workdir: Path) -> bytes:
+    """OTHER_SOURCE as a Vite dev server serves it: the JSX transformed (lines moved, the page's
+    comment gone from the code, kept in the map's sourcesContent), the map inline."""
+    (workdir / "_index.jsx").write_text(OTHER_SOURCE)
+    return subprocess.run([str(ESBUILD), "_index.jsx", "--sourcemap=inline", "--format=esm"], cwd=workdir,
+                          capture_output=True, check=True).stdout
+
+
+def other_app_event(module: bytes, origin: str) -> dict[str, object]:
+    """A browser error thrown by `otherAppThrowLater` in `module` served at OTHER_ROUTE on `origin`,
+    as the browser SDK reports it (Vite's `?import` on the URL)."""
+    lines = module.decode().splitlines()
+    line = next(number for number, text in enumerate(lines, 1) if "throw new Error" in text)
+    url = f"{origin}{OTHER_ROUTE}?import"
+    frame = {"filename": url, "abs_path": url, "function": "otherAppThrowLater", "lineno": line,
+             "colno": lines[line - 1].index("throw") + 1, "in_app": True}
+    return {"event_id": uuid.uuid4().hex, "platform": "javascript", "level": "error",
+            "exception": {"values": [{"type": "Error", "value": "other app: a browser error",
+                                      "stacktrace": {"frames": [frame]}}]}}

@@ -1,4 +1,4 @@
-"""Bundle directories written as the build step writes them (app/sourcemaps/bundle.py), with tiny
+"""Bundle directories written as the build step writes them (reflex_lookout/sourcemaps/bundle.py), with tiny
 files: for tests of what happens to many builds."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import json
 import uuid
 from pathlib import Path
 
-from app.sourcemaps import bundle
-from app.sourcemaps.bundle import BundleFile, Manifest
-from app.sourcemaps.maps import PageSource
+from reflex_lookout.sourcemaps import bundle
+from reflex_lookout.sourcemaps.bundle import BundleFile, Manifest
+from reflex_lookout.sourcemaps.pages import PageSource
 
 PAGE = PageSource(module="app.pages.try_errors", function="page", file="app/pages/try_errors.py", line=146)
 ROUTE = ".web/app/routes/[try]._index.jsx"

@@ -10,7 +10,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ESBUILD = ROOT / ".tools" / "node_modules" / ".bin" / "esbuild"
-SENTRY_CLI = ROOT / ".tools" / "node_modules" / ".bin" / "sentry-cli"
 
 MODULES = {
     "main.js": 'import { helper } from "./helper.js";\n'

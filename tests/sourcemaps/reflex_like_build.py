@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
-from app.sourcemaps.maps import PageSource, StoredMap
+from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.own_build import SENTRY_CLI
+from reflex_lookout.sourcemaps.pages import PageSource
 from tests.environment import IN_CI
-from tests.sourcemaps.real_build import ESBUILD, SENTRY_CLI
+from tests.sourcemaps.real_build import ESBUILD
 
 ROUTE = ".web/app/routes/[try]._index.jsx"
 COMPONENTS = ".web/app_components/app/pages/try_errors.jsx"

@@ -18,9 +18,11 @@ from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
 from app.settings import Settings
+from app.sourcemaps import own_build
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import Tokens
 from reflex_lookout.settings import Dsn
+from reflex_lookout.sourcemaps.upload_settings import UploadSettings
 from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.sourcemaps.reflex_like_build import V8_FRAME
@@ -48,6 +50,10 @@ class SecondLookout:
             "SENTRY_URL": self.server.url, "SENTRY_AUTH_TOKEN": self.token, "SENTRY_ORG": "lookout",
             "SENTRY_PROJECT": str(self.project_id), **env,
         })
+
+    def uploads(self, **env: str) -> UploadSettings:
+        """What the first Lookout's build step gets from `settings(**env)`."""
+        return own_build.upload_settings(self.settings(**env))
 
     def stop(self) -> None:
         self.server.stop()

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from app.sourcemaps import bundle
-from app.sourcemaps.build_step import SourceMapBuildError, SourceMapsPlugin, make_bundle
+from app.sourcemaps.own_build import SENTRY_CLI
+from reflex_lookout.sourcemaps import bundle
+from reflex_lookout.sourcemaps.build_step import SourceMapBuildError, SourceMapsPlugin, for_host, hide_source_maps, make_bundle
+from reflex_lookout.sourcemaps.upload_settings import UploadSettings
 from tests.sourcemaps import real_build
 from tests.sourcemaps.fake_bundles import PAGE, ROUTE
-from tests.sourcemaps.real_build import SENTRY_CLI
 
 DEBUG_ID = re.compile(r"\n//# debugId=([0-9a-f-]{36})\n$")
+LIBRARY_ONLY = UploadSettings(wanted=False, url="", org="", project="", token="", keep=5)  # Lookout's local mode
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def test_post_build_injects_debug_ids_and_moves_every_map_into_a_bundle(static_d
     route_manifest = static_dir / "assets" / "manifest-0123abcd.js"  # React Router's data, no map
     route_manifest.write_text('window.__reactRouterManifest={"routes":{}};')
 
-    SourceMapsPlugin(bundles=bundles, keep=5).post_build(static_dir=static_dir)
+    SourceMapsPlugin(SENTRY_CLI, LIBRARY_ONLY, bundles=bundles, for_library=True).post_build(static_dir=static_dir)
 
     assert sorted(p.name for p in static_dir.rglob("*.map")) == []
     assert route_manifest.read_text() == 'window.__reactRouterManifest={"routes":{}};'
@@ -91,6 +93,41 @@ def test_a_missing_sentry_cli_stops_the_build_and_changes_nothing(static_dir: Pa
     assert {p: p.read_bytes() for p in static_dir.rglob("*.*")} == before
 
 
+def test_a_host_app_without_a_token_makes_no_maps(static_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No SENTRY_AUTH_TOKEN: `vite.config.js` keeps Reflex's setting (no maps), nothing is moved or written."""
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web"))
+    step = for_host({"SENTRY_URL": "http://127.0.0.1:9", "SENTRY_ORG": "o", "SENTRY_PROJECT": "2"})
+    modified: list[object] = []
+    before = {p: p.read_bytes() for p in static_dir.rglob("*.*")}
+
+    step.pre_compile(add_modify_task=lambda *task: modified.append(task), unevaluated_pages=[])  # type: ignore[call-arg]
+    step.post_build(static_dir=static_dir)
+
+    assert modified == [] and not (tmp_path / "web").exists()
+    assert {p: p.read_bytes() for p in static_dir.rglob("*.*")} == before
+
+
+def test_a_host_app_whose_maps_cannot_be_made_builds_on_without_serving_them(
+    static_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With a token but no sentry-cli: one warning naming what to install, every map out of the
+    build, the chunks served as they are; the build does not fail (Lookout's own would)."""
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web"))
+    step = for_host({"SENTRY_AUTH_TOKEN": "secret-token", "LOOKOUT_SENTRY_CLI": str(tmp_path / "no-sentry-cli")})
+    chunks = {p: p.read_bytes() for p in static_dir.rglob("*.js")}
+
+    step.post_build(static_dir=static_dir)
+
+    assert list(static_dir.rglob("*.map")) == []
+    assert {p: p.read_bytes() for p in static_dir.rglob("*.js")} == chunks
+    [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "sentry-cli is missing" in warning and "reflex-lookout[sourcemaps]" in warning, warning
+    assert "secret-token" not in caplog.text
+    with pytest.raises(SourceMapBuildError, match="sentry-cli is missing"):  # Lookout's step stops its build
+        SourceMapsPlugin(tmp_path / "no-sentry-cli", LIBRARY_ONLY, bundles=tmp_path / "b", for_library=True).post_build(
+            static_dir=_built(tmp_path / "again"))
+
+
 def test_a_chunk_without_a_map_is_named(static_dir: Path, tmp_path: Path) -> None:
     chunk = sorted((static_dir / "assets").glob("lazy-*.js"))[0]
     Path(f"{chunk}.map").unlink()
@@ -114,3 +151,25 @@ def test_a_build_without_chunks_is_an_error(tmp_path: Path) -> None:
 def _built(work: Path, extra: str = "") -> Path:
     real_build.build(work / "client", work / "src", extra)
     return work / "client"
+
+
+def test_the_production_build_writes_hidden_source_maps_whatever_reflex_set() -> None:
+    from reflex_base.compiler.templates import vite_config_template
+
+    from reflex_lookout.browser import add_proxy, add_sentry_flags
+
+    for reflex_setting in (False, True, "inline"):
+        generated = vite_config_template(
+            base="/", hmr=True, force_full_reload=False, experimental_hmr=False, prod_react=False,
+            warmup_routes=False, react_compiler=False, sourcemap=reflex_setting, minify=True, allowed_hosts=False,
+        )
+        hidden = hide_source_maps(generated)
+        assert hidden.count("sourcemap:") == 1 and '\n    sourcemap: "hidden",\n' in hidden
+        assert hide_source_maps(hidden) == hidden
+        both = add_sentry_flags(add_proxy(hidden, ["/monitoring"], "http://localhost:8000"), debug=False)
+        assert hide_source_maps(both) == both  # the edits leave each other alone
+
+
+def test_template_without_a_build_sourcemap_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match="sourcemap"):
+        hide_source_maps("export default {}")

@@ -12,7 +12,8 @@ import pytest
 from symbolic.sourcemapcache import SourceMapCache
 
 from app.sourcemaps.dev_modules import DevModules, FirstFound, inline_map, module_path, with_dev_server
-from app.sourcemaps.maps import PageSource, StoredMap
+from app.sourcemaps.maps import StoredMap
+from reflex_lookout.sourcemaps.pages import PageSource
 from tests.sourcemaps.dev_servers import Recorder, Route, esbuild_serving, recording_server
 
 ROUTE = "[try]._index"

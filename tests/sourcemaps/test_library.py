@@ -16,11 +16,12 @@ from sqlalchemy import func, select
 from app import db
 from app.inbox.projects import Projects
 from app.settings import LOCAL_PROJECT_ID
-from app.sourcemaps import bundle
-from app.sourcemaps.build_step import make_bundle
+from app.sourcemaps import own_build
 from app.sourcemaps.library import MapLibrary, import_bundle, import_present
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import Tokens
+from reflex_lookout.sourcemaps import bundle
+from reflex_lookout.sourcemaps.build_step import make_bundle
 from tests.concurrency import all_at_once
 from tests.sourcemaps import fake_bundles, real_build
 from tests.sourcemaps.artifact_zips import js_file, uploaded
@@ -46,7 +47,7 @@ def test_a_real_build_is_imported_once_and_found_by_debug_id_and_asset_path(
     static_dir = tmp_path / "client"
     real_build.build(static_dir, tmp_path / "src")
     bundle.write_pages(tmp_path / "bundles", {ROUTE: PAGE})
-    directory = make_bundle(static_dir, tmp_path / "bundles", real_build.SENTRY_CLI, keep=5)
+    directory = make_bundle(static_dir, tmp_path / "bundles", own_build.SENTRY_CLI, keep=5)
     manifest = bundle.read_manifest(directory)
 
     assert import_bundle(engine, directory) == import_bundle(engine, directory) == manifest.build_id

@@ -7,9 +7,8 @@ import json
 
 import app.app  # the pages are registered on import
 from app.pages import home, try_errors
-from app.sourcemaps import pages
-from app.sourcemaps.maps import PageSource
-from app.sourcemaps.pages import page_source, page_sources, route_module
+from reflex_lookout.sourcemaps import pages
+from reflex_lookout.sourcemaps.pages import PageSource, page_source, page_sources, route_module
 
 
 def test_the_try_page_names_its_python_function() -> None:

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from app.sourcemaps.map_cache import ParsedMap, parse
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.positions import Original, Positions
+from reflex_lookout.sourcemaps.map_pages import FIELD, with_pages
+from reflex_lookout.sourcemaps.pages import PageSource
 
 SOURCE = b"function a(){throw new Error('x')}\n"
 LINE = "  throw new Error('" + "x" * 300 + "');"
 
 
-def parsed(original_line: str = LINE, name: str = "a.js") -> ParsedMap:
+def _map(original_line: str = LINE, name: str = "a.js") -> bytes:
     content = f"function a() {{\\n{original_line}\\n}}\\n"
-    sourcemap = (f'{{"version":3,"sources":["../../../app/routes/{name}"],"sourcesContent":["{content}"],'
-                 '"names":[],"mappings":"AAAA,aACE"}').encode()
-    entry = parse(StoredMap("", "/assets/a-1.js", "b1", SOURCE, sourcemap))
+    return (f'{{"version":3,"sources":["../../../app/routes/{name}"],"sourcesContent":["{content}"],'
+            '"names":[],"mappings":"AAAA,aACE"}').encode()
+
+
+def parsed(original_line: str = LINE, name: str = "a.js") -> ParsedMap:
+    entry = parse(StoredMap("", "/assets/a-1.js", "b1", SOURCE, _map(original_line, name)))
     assert isinstance(entry, ParsedMap)
     return entry
 
@@ -52,3 +58,17 @@ def test_the_same_bytes_uploaded_by_another_app_map_to_its_paths_not_the_apps() 
     assert positions.original(own, 1, 14).path == ".web/app/routes/a.js"
     assert positions.original(uploaded, 1, 14).path == "app/routes/a.js"
     assert positions.original(own, 1, 14).path == ".web/app/routes/a.js"
+
+
+def test_a_reflex_apps_uploaded_map_is_laid_out_as_this_apps_and_names_its_python_pages() -> None:
+    """A map written by reflex-lookout's build step carries its pages (map_pages.py): uploaded by
+    another Reflex app, its paths are `.web/…` as this app's, and its frames name their Python page."""
+    page = PageSource("other_app.other_app", "index", "other_app/other_app.py", 7)
+    plain = json.loads(_map())
+    carried = with_pages(plain, {".web/app/routes/a.js": page, ".web/app/routes/b.js": page})
+    assert json.loads(carried)[FIELD] == {"pages": {".web/app/routes/a.js": page.to_json()}}  # its own sources only
+    entry = parse(StoredMap("", "/assets/a-1.js", "upload-2-" + "b" * 40, SOURCE, carried))
+    assert isinstance(entry, ParsedMap)
+    found = Positions().original(entry, 1, 14)
+    assert isinstance(found, Original)
+    assert (found.path, found.in_app, found.python_page) == (".web/app/routes/a.js", True, page.to_json())

@@ -1,4 +1,4 @@
-"""sentry-cli's upload for Sentry mode (app/sourcemaps/sentry_cli.py): its sentences as the home page
+"""sentry-cli's upload for Sentry mode (reflex_lookout/sourcemaps/sentry_cli.py): its sentences as the home page
 and the log show them, and the token never on its command line. The uploads themselves, with the
 real sentry-cli against a second Lookout, are in test_to_sentry.py."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.sourcemaps import sentry_cli
-from app.sourcemaps.bundle import BundleFile, Manifest
-from app.sourcemaps.sentry_cli import Target, cli_sentence
+from reflex_lookout.sourcemaps import sentry_cli
+from reflex_lookout.sourcemaps.bundle import BundleFile, Manifest
+from reflex_lookout.sourcemaps.sentry_cli import Target, cli_sentence
 
 # As sentry-cli 3.8.0 prints them (/work/notes15/experiment/outputs, e_401.out and e_server_down.out).
 REFUSED = """  WARN    2026-11-24 15:07:52.471512985 +00:00 Unrecognized auth token format. \
@@ -75,5 +75,5 @@ def test_only_the_chunks_and_maps_go_the_token_in_the_environment_blanked_out_of
 
     assert not ok and token not in sentence and " with [token]: " in sentence
     assert sentence.endswith(": ./assets/a.js ./assets/a.js.map")  # the manifest's chunk and map, nothing else
-    assert " sourcemaps upload --org o --project p --url-prefix ~/app --strict " in sentence
+    assert " sourcemaps upload --org o --project p --url-prefix ~/app --no-rewrite --strict " in sentence
     assert not any(directory.glob(".upload-*"))  # the staged copy is gone

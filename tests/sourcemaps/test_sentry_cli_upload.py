@@ -26,12 +26,13 @@ from sqlalchemy import select
 from app import db
 from app.inbox.projects import Project, Projects
 from app.ingest.store import InboxStore
+from app.sourcemaps.own_build import SENTRY_CLI
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import Tokens
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
-from tests.sourcemaps.real_build import ESBUILD, SENTRY_CLI
+from tests.sourcemaps.real_build import ESBUILD
 from tests.sourcemaps.reflex_like_build import need_tools
 from tests.sourcemaps.second_lookout import frames_of, stored_event
 

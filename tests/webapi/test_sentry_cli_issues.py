@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from tests.sourcemaps.real_build import SENTRY_CLI
+from app.sourcemaps.own_build import SENTRY_CLI
 from tests.webapi.inbox import Inbox, inbox, on_loopback, served
 
 

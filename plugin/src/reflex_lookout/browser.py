@@ -2,13 +2,19 @@
 `<head>`, `@sentry/react` after hydration (an app wrap in `root.jsx` that imports the SDK chunk),
 React's root error callbacks in `entry.client.js`, and the dev server's proxy of the tunnel path.
 
-The JavaScript (`js/*.js`) is Lookout's, moved here (issue #27): one copy, shipped in the wheel.
-`js/loader.min.js` is `loader.js` minified by the pinned esbuild (`make plugin-assets` in the
-next session; made by hand for the prototype), so a host app needs no esbuild.
+`browser_config` is the effective configuration, written once at compile time as JSON into every
+page's `<head>`, followed by the loader that parses it (`js/loader.js`: it runs from the first byte,
+records what happens until the lazy SDK takes over, and sends what it holds itself if the page goes
+away first). Their text comes from `.web/app/lookout_loader.js` (`loader_module`, written by
+`Monitoring.pre_compile`) and is rendered on the server only (the prerender, the dev server's SSR):
+the browser bundle carries neither string, and `suppressHydrationWarning` keeps the server's text.
+The SDK (`js/sdk.js`, written as `.web/app/lookout_sdk.js`) is imported by `root.jsx` only through
+`import()`, so that it is a chunk of its own fetched after the page is interactive, or at once when
+the loader records an error. Nothing in the JavaScript repeats a value of the settings.
 
-Prototype (issue #27): `browser_config`, `head_components`, `BrowserMonitoring`, `add_proxy` and
-`add_sentry_flags` repeat app/monitoring/browser.py, loader.py and vite_config.py until app/ imports
-this package; then those modules go.
+The JavaScript (`js/*.js`) is shipped in the wheel; `js/loader.min.js` is `loader.js` minified by
+the pinned esbuild (`make plugin-assets`; a test of Lookout's checks it is current), so a host app
+needs no esbuild. Lookout's own pages are built by this module too (its rxconfig.py uses `Monitoring`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from reflex_base.utils.imports import ImportDict, ImportVar
 from reflex_base.vars import VarData
 from reflex_base.vars.base import Var
 
-from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.settings import Dsn, MonitoringSettings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
 JS = Path(__file__).resolve().parent / "js"
@@ -41,10 +47,16 @@ LOADER_NAME = "LOOKOUT_LOADER"
 APP_WRAP_KEY = (56, "LookoutMonitoring")
 
 
-def browser_config(settings: MonitoringSettings) -> dict[str, Any]:
-    """What the browser SDK is initialised with (and what every page carries as JSON)."""
+# The two head elements together, gzip -9: monitoring adds at most 6 KB before interactive, and this
+# is the loader's share (held by a test).
+BUDGET_GZIP_BYTES = 3072
+
+
+def browser_config(settings: MonitoringSettings, dsn: Dsn) -> dict[str, Any]:
+    """What the browser SDK is initialised with (and what every page carries as JSON), reporting
+    as `dsn` (the settings' own, or one a destination gives: Lookout's local inbox)."""
     return {
-        "dsn": str(settings.dsn),
+        "dsn": str(dsn),
         "tunnel": settings.tunnel_path,
         "environment": settings.environment,
         "release": settings.release,
@@ -65,21 +77,29 @@ def browser_config(settings: MonitoringSettings) -> dict[str, Any]:
     }
 
 
-def config_json(settings: MonitoringSettings) -> str:
+def config_json(settings: MonitoringSettings, dsn: Dsn) -> str:
     """The configuration as JSON that is safe inside a `<script>` element (no `<`, `>`, `&`)."""
-    text = json.dumps(browser_config(settings), separators=(",", ":"), sort_keys=True)
+    text = json.dumps(browser_config(settings, dsn), separators=(",", ":"), sort_keys=True)
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escape)
     return text
 
 
-def loader_module(settings: MonitoringSettings) -> str:
-    """The text of `.web/app/lookout_loader.js`: the configuration and the minified loader, as strings."""
+def loader_code() -> str:
+    """`js/loader.js` minified (`js/loader.min.js`), checked to be unable to end its `<script>` element."""
     if not LOADER_MIN_JS.exists():
         raise RuntimeError(f"reflex-lookout is incomplete: {LOADER_MIN_JS} is missing (the wheel ships it).")
+    code = LOADER_MIN_JS.read_text().strip()
+    if "<script" in code.lower() or "</script" in code.lower():
+        raise RuntimeError(f"{LOADER_MIN_JS} holds '<script' or '</script', which would end its element.")
+    return code
+
+
+def loader_module(settings: MonitoringSettings, dsn: Dsn) -> str:
+    """The text of `.web/app/lookout_loader.js`: the configuration and the minified loader, as strings."""
     return (
-        f"export const {CONFIG_NAME} = {json.dumps(config_json(settings))};\n"
-        f"export const {LOADER_NAME} = {json.dumps(LOADER_MIN_JS.read_text().strip())};\n"
+        f"export const {CONFIG_NAME} = {json.dumps(config_json(settings, dsn))};\n"
+        f"export const {LOADER_NAME} = {json.dumps(loader_code())};\n"
     )
 
 
@@ -103,7 +123,8 @@ def head_components() -> list[rx.Component]:
 
 class BrowserMonitoring(rx.Component):
     """The app wrap that loads the SDK after interactive; its React component is defined by
-    `browser.js`. Nothing of Sentry's is imported by root.jsx: the npm package is only installed."""
+    `browser.js`. Nothing of Sentry's is imported by root.jsx: the npm package is only installed
+    (`lib_dependencies`; `Plugin.get_frontend_dependencies` would bundle it as a namespace import)."""
 
     tag = "LookoutMonitoring"
     lib_dependencies: list[str] = [SENTRY_REACT]
@@ -139,6 +160,7 @@ def add_proxy(config_js: str, paths: Sequence[str], backend_url: str) -> str:
     without = _without("tunnel-proxy", config_js)
     if SERVER_ANCHOR not in without:
         raise RuntimeError("vite.config.js has no `server: {` block; Reflex changed its template.")
+    # xfwd: the backend sees X-Forwarded-For, so a client elsewhere is not taken for this machine.
     entry = json.dumps({path: {"target": backend_url, "changeOrigin": False, "xfwd": True} for path in paths})
     return without.replace(SERVER_ANCHOR, SERVER_ANCHOR + _block("tunnel-proxy", "    ", f"proxy: {entry},"), 1)
 

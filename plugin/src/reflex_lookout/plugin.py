@@ -9,7 +9,9 @@ Which of Reflex 0.10.1's plugin hooks carries which part (docs/design/reflex-plu
   and the configuration + loader first in `<head>` (the app's `head_components`, reached through the
   compile context; Reflex reads them after every page is compiled: reflex/compiler/compiler.py:1414);
 - `post_compile` (each backend process, before its ASGI stack and lifespan exist): the exception
-  handlers, the tunnel route and the server SDK (backend.py).
+  handlers, the tunnel route and the server SDK (backend.py);
+- `pre_compile` and `post_build`, with SENTRY_AUTH_TOKEN only: the production build's source maps
+  (sourcemaps/build_step.py: hidden, debug IDs, kept out of the served build, uploaded).
 
 Modules are imported inside the hooks: rxconfig.py is imported by every `reflex` command, most of
 which never compile or serve.
@@ -19,12 +21,16 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reflex_base.plugins.base import Plugin, PostCompileContext, PreCompileContext
+from reflex_base.plugins.base import Plugin, PostBuildContext, PostCompileContext, PreCompileContext
 from typing_extensions import Unpack
 
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.destination import Destination
+from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
+
+if TYPE_CHECKING:
+    from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin
 
 logger = logging.getLogger("reflex_lookout")
 
@@ -47,26 +53,69 @@ class Monitoring(Plugin):
         log_level: str | int | None = None,
         outbox: str | None = None,
         route_load_timeout_ms: int | None = None,
+        destination: str | None = None,
+        dev_proxy: tuple[str, ...] = (),
     ) -> None:
         options = {
             "dsn": dsn, "environment": environment, "release": release, "tunnel_path": tunnel_path,
             "browser": browser, "server": server, "traces_sample_rate": traces_sample_rate,
             "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
         }
-        self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
+        try:
+            self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
+        except SettingsError as exc:
+            # rxconfig.py is being read, by a `reflex` command or a backend process: the start stops with
+            # the sentence alone (a traceback through Reflex's config loader would bury it).
+            raise SystemExit(f"reflex-lookout: {exc}") from None
+        # "package.module:name" of a `Destination` (destination.py), imported when first needed.
+        self.destination_spec = destination
+        self._destination: Destination | None = None
+        # Paths besides the tunnel that the dev server proxies to the backend (Lookout's "/api/").
+        self.dev_proxy = tuple(dev_proxy)
         self._attached: set[int] = set()  # id() of the apps attached in this process
         self._head: list[Any] = []
-        if self.settings.dsn is None:
+        from reflex_lookout.sourcemaps.build_step import for_host
+
+        self.source_maps = for_host(os.environ)  # SENTRY_AUTH_TOKEN & co., read once
+        if self.settings.dsn is None and destination is None:
             logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported.")
+
+    def destination(self) -> Destination | None:
+        if self._destination is None and self.destination_spec is not None:
+            from reflex_lookout import destination
+
+            self._destination = destination.load(self.destination_spec)
+        return self._destination
+
+    def dsn(self) -> Dsn | None:
+        """The DSN reports are made for: the destination's, if one is named, else the settings'."""
+        found = self.destination()
+        return found.dsn() if found is not None else self.settings.dsn
 
     @property
     def reports_browser(self) -> bool:
-        return self.settings.dsn is not None and self.settings.browser
+        return self.settings.browser and (self.settings.dsn is not None or self.destination_spec is not None)
 
     def provides_entry_client(self) -> bool:
         return self.reports_browser
 
+    def _source_maps(self) -> SourceMapsPlugin | None:
+        """The host's source-map step, or None: no token, or the app installs a build step of its own
+        (Lookout's, app/sourcemaps/own_build.py), which would inject and upload a second time."""
+        from reflex_base.config import get_config
+
+        from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin
+
+        own = any(isinstance(p, SourceMapsPlugin) and p is not self.source_maps for p in get_config().plugins)
+        return self.source_maps if self.source_maps.active and not own else None
+
+    def post_build(self, **context: Unpack[PostBuildContext]) -> None:
+        if (maps := self._source_maps()) is not None:
+            maps.post_build(**context)
+
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
+        if (maps := self._source_maps()) is not None:
+            maps.pre_compile(**context)
         if not self.reports_browser:
             return
         from reflex.utils.prerequisites import get_web_dir
@@ -77,22 +126,29 @@ class Monitoring(Plugin):
 
         web = get_web_dir()
         settings = self.settings
-        context["add_save_task"](lambda: [
-            (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
-            (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
-            (str(web / browser.LOADER_MODULE), browser.loader_module(settings)),
-        ])
+        def files() -> list[tuple[str, str]]:
+            dsn = self.dsn()
+            if dsn is None:
+                raise RuntimeError(f"reflex-lookout: {self.destination_spec} gave no DSN to build the pages with.")
+            return [
+                (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
+                (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
+                (str(web / browser.LOADER_MODULE), browser.loader_module(settings, dsn)),
+            ]
+
+        context["add_save_task"](files)
         backend_url = get_config().api_url.rstrip("/")
+        proxied = (settings.tunnel_path, *self.dev_proxy)
         context["add_modify_task"](
             constants.ReactRouter.VITE_CONFIG_FILE,
-            lambda text: browser.add_sentry_flags(browser.add_proxy(text, (settings.tunnel_path,), backend_url),
-                                                  settings.debug),
+            lambda text: browser.add_sentry_flags(browser.add_proxy(text, proxied, backend_url), settings.debug),
         )
 
     def compile_page(self, page_ctx: Any, /, **kwargs: Any) -> None:
         if not self.reports_browser:
             return
         from reflex_lookout import browser
+        from reflex_lookout.sourcemaps import pages
 
         page_ctx.app_wrap_components[browser.APP_WRAP_KEY] = browser.BrowserMonitoring.create()
         app = getattr(kwargs.get("compile_context"), "app", None)
@@ -102,10 +158,17 @@ class Monitoring(Plugin):
         if not self._head or not any(c is self._head[0] for c in app.head_components):
             self._head = browser.head_components()
             app.head_components[:0] = self._head  # first: the loader runs before anything else
+        # The route module says which Python page it is, in a comment its source map keeps: a Lookout
+        # maps a dev server's modules of another app with it (app/sourcemaps/declared_pages.py there).
+        source = pages.page_source(getattr(kwargs.get("page"), "component", None))
+        if source is not None:
+            page_ctx.module_code[pages.page_marker(source)] = None
 
     def post_compile(self, **context: Unpack[PostCompileContext]) -> None:
         app = context["app"]
-        if self.settings.dsn is None or id(app) in self._attached:
+        # An app that names a destination is the receiver itself and wires its own backend (Lookout's
+        # app/wiring.py); the browser side above is all it takes from these hooks.
+        if self.settings.dsn is None or self.destination_spec is not None or id(app) in self._attached:
             return
         self._attached.add(id(app))
         try:

@@ -1,4 +1,4 @@
-// Lookout's SDK chunk (written by BrowserMonitoringPlugin as .web/app/lookout_sdk.js): imported by
+// Lookout's SDK chunk (written by reflex_lookout's Monitoring.pre_compile as .web/app/lookout_sdk.js): imported by
 // root.jsx (browser.js) only through import(), so that Vite gives @sentry/react a chunk of its own,
 // fetched after the page is interactive, or at once when the loader has recorded an error. Named
 // imports only (a namespace import defeats tree-shaking). Its configuration is the loader's
@@ -188,7 +188,7 @@ export function startTracing(firstRoute) {
 // Reflex names an event after its state's full path, each state "module___path____class_name"
 // ("reflex___state____state.app___pages___try_errors____try_state.raise_error"): the span is named
 // after the state's class and the handler, "TryState.raise_error", as the backend's `reflex.event`
-// tag names it (app/monitoring/event_tracing.py); the full name stays an attribute.
+// tag names it (reflex_lookout/event_tracing.py); the full name stays an attribute.
 export function readableEvent(name) {
   const parts = String(name).split(".");
   if (parts.length < 2) return String(name);

@@ -1,20 +1,21 @@
-"""Sentry mode: the source maps of the app's own production builds, uploaded to Sentry, so that
-Sentry symbolicates the browser events the tunnel forwards to it.
+"""The source maps of the app's production builds, uploaded to Sentry or to a Lookout (its upload API
+is Sentry's), so that it symbolicates the browser events the tunnel forwards to it.
 
-With SENTRY_DSN set, and SENTRY_AUTH_TOKEN, SENTRY_ORG and SENTRY_PROJECT (SENTRY_URL for a Sentry
-that is not sentry.io; an organization token, `sntrys_…`, names its organization itself), the build
-step (build_step.py) uploads each new bundle (bundle.py) once it is saved (`after_build`), with the
-pinned sentry-cli (sentry_cli.py).
+When the settings want uploads (upload_settings.py: a host app with SENTRY_AUTH_TOKEN; Lookout in
+Sentry mode), with SENTRY_AUTH_TOKEN, SENTRY_ORG and SENTRY_PROJECT (SENTRY_URL for a server that is
+not sentry.io; an organization token, `sntrys_…`, names its organization itself), the build step
+(build_step.py) uploads each new bundle (bundle.py) once it is saved (`after_build`), with the pinned
+sentry-cli (sentry_cli.py).
 
 - The outcome is kept in the bundle, in `sentry-upload.json` (state ok or failed, at, url, org,
   project, sentence). A failed upload (Sentry down, a refused token…) never fails the build: it is
   logged with sentry-cli's own sentence and retried at the next start (`retry_at_start`, a lifespan
   task: in a thread of its own, the start not waiting for it, newest bundle first, at most
-  LOOKOUT_SOURCEMAP_BUILDS, by one process of the backend at a time). A bundle uploaded to another
+  `keep` of the settings, by one process of the backend at a time: Lookout's; a host app has none). A bundle uploaded to another
   URL, organization or project than the settings name now counts as not uploaded.
 - The token is in no log line, status file or page.
-- In Sentry mode without those variables, one log line per build says that the maps stay local.
-  Local mode (no SENTRY_DSN): nothing is uploaded, nothing said.
+- Uploads wanted without those variables: one log line per build says that the maps stay local.
+  Not wanted (Lookout's local mode): nothing is uploaded, nothing said.
 
 `report` is the home page's sentence on the newest build.
 """
@@ -32,10 +33,10 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from app.settings import SETTINGS, Settings
-from app.sourcemaps import bundle, sentry_cli
-from app.sourcemaps.bundle import BundleError
-from app.sourcemaps.sentry_cli import SENTRY_CLI, UPLOAD_TIMEOUT_S, Target
+from reflex_lookout.sourcemaps import bundle, sentry_cli
+from reflex_lookout.sourcemaps.bundle import BundleError
+from reflex_lookout.sourcemaps.sentry_cli import UPLOAD_TIMEOUT_S, Target
+from reflex_lookout.sourcemaps.upload_settings import UploadSettings
 
 logger = logging.getLogger(__name__)
 
@@ -60,26 +61,24 @@ class Upload:
         return (self.url, self.org, self.project) == (target.url, target.org, target.project)
 
 
-def missing(settings: Settings) -> list[str]:
-    """The variables Sentry mode still needs to upload (empty: none)."""
-    token = settings.sentry_auth_token
+def missing(settings: UploadSettings) -> list[str]:
+    """The variables an upload still needs (empty: none)."""
+    token = settings.token
     return [name for name, value in (
         ("SENTRY_AUTH_TOKEN", token),
-        ("SENTRY_ORG", settings.sentry_org or token.startswith(sentry_cli.ORG_TOKEN_PREFIX)),
-        ("SENTRY_PROJECT", settings.sentry_project),
+        ("SENTRY_ORG", settings.org or token.startswith(sentry_cli.ORG_TOKEN_PREFIX)),
+        ("SENTRY_PROJECT", settings.project),
     ) if not value]
 
 
-def after_build(directory: Path, settings: Settings | None = None, cli: Path = SENTRY_CLI) -> Upload | None:
-    """The build step's part: upload the bundle just saved in `directory` (Sentry mode), or say that
-    its maps stay local. Never raises: a build is never failed by its upload."""
-    settings = settings or SETTINGS
-    if settings.dsn is None:
+def after_build(directory: Path, settings: UploadSettings, cli: Path) -> Upload | None:
+    """The build step's part: upload the bundle just saved in `directory` (when uploads are wanted),
+    or say that its maps stay local. Never raises: a build is never failed by its upload."""
+    if not settings.wanted:
         return None
     target = Target.of(settings)
     if target is None:
-        logger.warning("source maps of build %s stay local: Sentry mode without %s", directory.name,
-                       " and ".join(missing(settings)))
+        logger.warning("source maps of build %s stay local: no %s", directory.name, " and ".join(missing(settings)))
         return None
     try:
         return upload_bundle(directory, target, cli)
@@ -89,7 +88,7 @@ def after_build(directory: Path, settings: Settings | None = None, cli: Path = S
         return None
 
 
-def upload_bundle(directory: Path, target: Target, cli: Path = SENTRY_CLI,
+def upload_bundle(directory: Path, target: Target, cli: Path,
                   timeout: float = UPLOAD_TIMEOUT_S) -> Upload:
     """Upload one bundle's chunks and maps; keep and log the outcome, and return it."""
     try:
@@ -142,32 +141,30 @@ def pending(bundles: Path, target: Target, keep: int) -> list[Path]:
     return found
 
 
-def retry_pending(bundles: Path, settings: Settings | None = None, cli: Path = SENTRY_CLI) -> list[Upload]:
-    """At start: upload the bundles whose upload failed or never ran (Sentry mode with a target),
+def retry_pending(bundles: Path, settings: UploadSettings, cli: Path) -> list[Upload]:
+    """At start: upload the bundles whose upload failed or never ran (uploads wanted, with a target),
     unless another process is doing it now. Blocking: run it in a thread."""
-    settings = settings or SETTINGS
     target = Target.of(settings)
-    if settings.dsn is None or target is None or not bundles.is_dir():
+    if not settings.wanted or target is None or not bundles.is_dir():
         return []
     with _locked(bundles) as mine:
         if not mine:
             return []
-        return [upload_bundle(path, target, cli) for path in pending(bundles, target, settings.sourcemap_builds)]
+        return [upload_bundle(path, target, cli) for path in pending(bundles, target, settings.keep)]
 
 
 @contextlib.asynccontextmanager
-async def retry_at_start(bundles: Path | None = None, settings: Settings | None = None) -> AsyncIterator[None]:
+async def retry_at_start(settings: UploadSettings, cli: Path, bundles: Path | None = None) -> AsyncIterator[None]:
     """Lifespan task: `retry_pending` in a thread of its own, so the start does not wait for Sentry."""
-    settings = settings or SETTINGS
-    if settings.dsn is not None and Target.of(settings) is not None:
-        threading.Thread(target=_retry_logged, args=(bundles or bundle.root(), settings),
+    if settings.wanted and Target.of(settings) is not None:
+        threading.Thread(target=_retry_logged, args=(bundles or bundle.root(), settings, cli),
                          name="lookout-sentry-upload", daemon=True).start()
     yield
 
 
-def _retry_logged(bundles: Path, settings: Settings) -> None:
+def _retry_logged(bundles: Path, settings: UploadSettings, cli: Path) -> None:
     try:
-        retry_pending(bundles, settings)
+        retry_pending(bundles, settings, cli)
     except Exception:  # a thread's last resort: the server goes on
         logger.exception("source maps not uploaded to Sentry at start")
 
@@ -188,11 +185,10 @@ def _locked(bundles: Path) -> Iterator[bool]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def report(bundles: Path | None = None, settings: Settings | None = None) -> str:
-    """The home page's sentence on the newest build's maps in Sentry mode ("" in local mode, or
-    when no production build is here). Reads files: call it off the event loop."""
-    settings = settings or SETTINGS
-    if settings.dsn is None:
+def report(settings: UploadSettings, bundles: Path | None = None) -> str:
+    """Lookout's home page's sentence on the newest build's maps in Sentry mode ("" when uploads are not
+    wanted, or when no production build is here). Reads files: call it off the event loop."""
+    if not settings.wanted:
         return ""
     found = bundle.present(bundles or bundle.root())
     if not found:

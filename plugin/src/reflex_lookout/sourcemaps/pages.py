@@ -6,6 +6,11 @@ Reflex compiles the page given to `app.add_page(component, route=...)` into a ro
 Python source: `page_sources` builds the map from those modules' project-relative paths (as
 symbolication names original sources: under `.web/`, whatever REFLEX_WEB_WORKDIR says) to `PageSource`.
 
+Another app's pages cannot be listed by this process: its generated modules may say which Python page
+each is, in a line of their own that `page_marker` writes (`// reflex-lookout page: {...}`, the
+`PageSource` as JSON), which symbolication reads from the map's `sourcesContent`
+(app/sourcemaps/declared_pages.py).
+
 A component module of a Python module that registers several pages (`app/pages/try_errors.py`:
 `page` and `slow_page`) cannot tell which page it serves: its function is `<module>`, as Python's
 tracebacks name module-level code, and its line 0. Only plain functions defined inside the project
@@ -15,16 +20,30 @@ have a source; a page given as a component object (no function) or taken from a 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.sourcemaps.maps import PageSource
-
-ROOT = Path(__file__).resolve().parent.parent.parent
 # How symbolication names the web directory, wherever the build ran (REFLEX_WEB_WORKDIR included).
 WEB_PREFIX = ".web"
 MODULE_LEVEL = "<module>"
+# How a generated module says which Python page it is: this, then the PageSource as JSON, on one line.
+PAGE_MARKER = "// reflex-lookout page: "
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """The Python behind a generated route module: what was given to `app.add_page`."""
+
+    module: str  # "app.pages.try_errors"
+    function: str  # "page"
+    file: str  # project-relative: "app/pages/try_errors.py"
+    line: int  # the function's first line, 0 when unknown
+
+    def to_json(self) -> dict[str, object]:
+        return {"module": self.module, "function": self.function, "file": self.file, "line": self.line}
 
 
 class Page(Protocol):
@@ -58,21 +77,22 @@ def component_module(module: str) -> str | None:
     return None if segments is None else f"{WEB_PREFIX}/{'/'.join((Dirs.APP_COMPONENTS, *segments))}.jsx"
 
 
-def page_source(component: object, root: Path = ROOT) -> PageSource | None:
-    """The function behind a page, or None when it is not a function of this project."""
+def page_source(component: object, root: Path | None = None) -> PageSource | None:
+    """The function behind a page, or None when it is not a function of this project (`root`; by
+    default the working directory, the app's root, where every `reflex` command runs)."""
     function = inspect.unwrap(component) if callable(component) else None
     if not inspect.isfunction(function):
         return None
     try:
         file = Path(inspect.getsourcefile(function) or "").resolve()
-        relative = file.relative_to(root)
+        relative = file.relative_to((root or Path.cwd()).resolve())
     except (TypeError, ValueError):  # built-in, or outside the project
         return None
     line = function.__code__.co_firstlineno
     return PageSource(module=function.__module__, function=function.__qualname__, file=relative.as_posix(), line=line)
 
 
-def sources_of(pages: Iterable[Page], root: Path = ROOT) -> dict[str, PageSource]:
+def sources_of(pages: Iterable[Page], root: Path | None = None) -> dict[str, PageSource]:
     """Route module, and component module of each page's Python module → `PageSource`, for the
     pages that have one."""
     found: dict[str, PageSource] = {}
@@ -90,7 +110,7 @@ def sources_of(pages: Iterable[Page], root: Path = ROOT) -> dict[str, PageSource
     return found
 
 
-def page_sources(app: Any, root: Path = ROOT) -> dict[str, PageSource]:
+def page_sources(app: Any, root: Path | None = None) -> dict[str, PageSource]:
     """The map for a running app (`rx.App`): every page it registered."""
     return sources_of(app._unevaluated_pages.values(), root)
 
@@ -111,3 +131,9 @@ def from_json(value: object) -> dict[str, PageSource]:
         if isinstance(module, str) and isinstance(function, str) and isinstance(file, str) and type(line) is int:
             found[path] = PageSource(module=module, function=function, file=file, line=line)
     return found
+
+
+def page_marker(source: PageSource) -> str:
+    """The line a generated module carries to say it is `source`'s page (read back by
+    app/sourcemaps/declared_pages.py)."""
+    return PAGE_MARKER + json.dumps(source.to_json(), sort_keys=True)

@@ -1,20 +1,25 @@
 """A Reflex plugin that gives every production build's JavaScript a Sentry debug ID and takes its
 source maps out of what is served.
 
-Vite writes a hidden map beside each chunk (`build.sourcemap: "hidden"`, app/monitoring/vite_config.py:
-no `sourceMappingURL`). After the build, before Reflex writes the precompressed `.gz` files (so they
-match), `post_build`:
+`pre_compile` sets Vite's `build.sourcemap: "hidden"` in `vite.config.js` (Reflex's default is no maps,
+VITE_SOURCEMAP): a map beside each chunk, no `sourceMappingURL` in it. After the build, before Reflex
+writes the precompressed `.gz` files (so they match), `post_build`:
 
-1. runs the pinned `sentry-cli sourcemaps inject` on the chunks (`make setup` installs it under
-   `.tools/`): each chunk gets the snippet that registers its debug ID at run time, so browser events
+1. runs the pinned `sentry-cli sourcemaps inject` on the chunks (upload_settings.py says which
+   binary): each chunk gets the snippet that registers its debug ID at run time, so browser events
    carry `debug_meta.images`, and a `//# debugId=` comment; its map gets the same `debugId`;
 2. checks that every chunk has a map and a debug ID, equal in both, and that no chunk names its map
    (React Router's route manifest, `manifest-<hash>.js`, is data, not code: it has no map, and is
    left as it is);
 3. moves every map, with a copy of each chunk and a manifest, into a bundle directory that is not
-   served (bundle.py), and keeps only the newest LOOKOUT_SOURCEMAP_BUILDS bundles there. The backend
-   imports them into the database when it starts (library.py);
-4. in Sentry mode, uploads the bundle to Sentry (to_sentry.py), which never fails the build.
+   served (bundle.py), and keeps only the newest `keep` bundles there (Lookout's backend imports them
+   into its database when it starts: app/sourcemaps/library.py);
+4. when uploads are wanted, uploads the bundle (to_sentry.py), which never fails the build.
+
+Two uses. A host app (`Monitoring`, `for_library=False`): all of this only with SENTRY_AUTH_TOKEN (no
+token, no maps: Reflex's default stays), and a build whose maps cannot be made is logged once, its maps
+deleted (never served), and goes on. Lookout (`for_library=True`, app/sourcemaps/own_build.py): maps on
+every build, for its own symbolication, and such a build fails with the sentence.
 
 `pre_compile` records the Python page of each generated route module (pages.py) for the manifest:
 it runs in the process that compiles, which is not always the one that builds.
@@ -30,19 +35,20 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from reflex_base.plugins.base import Plugin, PostBuildContext, PreCompileContext
 from typing_extensions import Unpack
 
-from app.settings import SETTINGS
-from app.sourcemaps import bundle, pages, to_sentry
-from app.sourcemaps.bundle import BundleError, BundleFile, Manifest
+from reflex_lookout.sourcemaps import bundle, map_pages, pages, to_sentry
+from reflex_lookout.sourcemaps.bundle import BundleError, BundleFile, Manifest
+from reflex_lookout.sourcemaps.pages import PageSource
+from reflex_lookout.sourcemaps.sentry_cli import missing_cli
+from reflex_lookout.sourcemaps.upload_settings import UploadSettings, host_cli
 
 logger = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-SENTRY_CLI = ROOT / ".tools" / "node_modules" / ".bin" / "sentry-cli"
 ASSETS = "assets"  # Vite's build.assetsDir: where the chunks are
 INJECT_TIMEOUT_S = 300
 DEBUG_ID_COMMENT = re.compile(rb"//# debugId=([0-9a-fA-F-]{36})\s*$")
@@ -50,6 +56,7 @@ MAP_REFERENCE = re.compile(rb"^//[#@] sourceMappingURL=", re.MULTILINE)
 # React Router's route manifest: one assignment of JSON, written by its Vite plugin without a map.
 ROUTE_MANIFEST_NAME = re.compile(r"manifest-[0-9a-f]{8}\.js")
 ROUTE_MANIFEST_START = b"window.__reactRouterManifest="
+BUILD_SOURCEMAP = re.compile(r"^(  build: \{\n(?:    .*\n)*?    sourcemap: ).*,$", re.MULTILINE)
 
 
 class SourceMapBuildError(RuntimeError):
@@ -57,21 +64,89 @@ class SourceMapBuildError(RuntimeError):
 
 
 class SourceMapsPlugin(Plugin):
-    def __init__(self, cli: Path = SENTRY_CLI, bundles: Path | None = None, keep: int | None = None) -> None:
+    """The build step: `cli` is the sentry-cli to run, `upload` where the maps go (and how many
+    bundles stay), `bundles` where they are kept (default `.web/lookout-sourcemaps/`), `root` the app's
+    folder (default the working directory: page files are named relative to it)."""
+
+    def __init__(self, cli: Path, upload: UploadSettings, bundles: Path | None = None, root: Path | None = None,
+                 for_library: bool = False) -> None:
         self.cli = cli
+        self.upload = upload
         self.bundles = bundles
-        self.keep = keep if keep is not None else SETTINGS.sourcemap_builds
+        self.root = root
+        self.for_library = for_library
+
+    @property
+    def active(self) -> bool:
+        """Whether this build makes maps: always for Lookout's library, else only to upload them."""
+        return self.for_library or self.upload.wanted
 
     def pre_compile(self, **context: Unpack[PreCompileContext]) -> None:
-        bundle.write_pages(self.bundles or bundle.root(), pages.sources_of(context["unevaluated_pages"]))
+        if not self.active:
+            return
+        from reflex_base.constants import ReactRouter
+
+        context["add_modify_task"](ReactRouter.VITE_CONFIG_FILE, self._hidden)
+        try:
+            found = pages.sources_of(context["unevaluated_pages"], self.root)
+            bundle.write_pages(self.bundles or bundle.root(), found)
+        except Exception as exc:  # noqa: BLE001 (a host's compile goes on: its frames just name no Python page)
+            if self.for_library:
+                raise
+            logger.warning("reflex-lookout: the page map of this compile not written (%s): frames will not "
+                           "name their Python page.", exc)
+
+    def _hidden(self, config_js: str) -> str:
+        """The modify task of `vite.config.js`; for a host, a template it cannot edit is left as it is
+        (no maps are made then, and post_build says so)."""
+        try:
+            return hide_source_maps(config_js)
+        except RuntimeError as exc:
+            if self.for_library:
+                raise
+            logger.warning("reflex-lookout: %s", exc)
+            return config_js
 
     def post_build(self, **context: Unpack[PostBuildContext]) -> None:
+        if not self.active:
+            return
         from reflex_base.config import get_config
 
         prefix = get_config().frontend_path.strip("/")
-        directory = make_bundle(context["static_dir"], self.bundles or bundle.root(), self.cli, self.keep, prefix)
+        static_dir = context["static_dir"]
+        try:
+            directory = make_bundle(static_dir, self.bundles or bundle.root(), self.cli, self.upload.keep, prefix)
+        except Exception as exc:  # noqa: BLE001 (a host's build goes on, whatever went wrong with its maps)
+            if self.for_library:
+                raise
+            removed = unserve_maps(static_dir)
+            logger.warning("reflex-lookout: source maps of this build not made (%s); %d maps deleted from the "
+                           "build, nothing uploaded.", exc, removed)
+            return
         logger.info("source maps of this build kept in %s", directory)
-        to_sentry.after_build(directory, cli=self.cli)  # Sentry mode; never fails the build
+        to_sentry.after_build(directory, self.upload, self.cli)  # never fails the build
+
+
+def for_host(environ: Mapping[str, str]) -> SourceMapsPlugin:
+    """A host app's build step (`Monitoring`'s): its SENTRY_* variables, the sentry-cli of its environment."""
+    return SourceMapsPlugin(host_cli(environ), UploadSettings.from_environ(environ))
+
+
+def hide_source_maps(config_js: str) -> str:
+    """`vite.config.js` whose production build writes hidden source maps (replacing Reflex's setting)."""
+    edited, count = BUILD_SOURCEMAP.subn(r'\1"hidden",', config_js, count=1)
+    if count != 1:
+        raise RuntimeError("vite.config.js has no `sourcemap:` entry in `build: {`; Reflex changed its template.")
+    return edited
+
+
+def unserve_maps(static_dir: Path) -> int:
+    """Delete every source map under `static_dir` (a build whose maps cannot be kept must not serve
+    them); how many were deleted."""
+    found = sorted(static_dir.rglob("*.map"))
+    for map_file in found:
+        map_file.unlink(missing_ok=True)
+    return len(found)
 
 
 def make_bundle(static_dir: Path, bundles: Path, cli: Path, keep: int, url_prefix: str = "") -> Path:
@@ -79,11 +154,11 @@ def make_bundle(static_dir: Path, bundles: Path, cli: Path, keep: int, url_prefi
     `bundles`, prune the bundles to the newest `keep`; returns the new bundle's directory."""
     chunks, data = _chunks(static_dir / ASSETS)
     inject(cli, static_dir / ASSETS, ignore=[path.name for path in data])
-    files = tuple(_describe(chunk, static_dir, url_prefix) for chunk in chunks)
-    build_id = hashlib.sha256("".join(f"{f.asset_path} {f.sha256}\n" for f in files).encode()).hexdigest()[:20]
     found = bundle.read_pages(bundles)
     if found is None:
         logger.warning("no page map from the compile in %s: frames will not name their Python page", bundles)
+    files = tuple(_describe(chunk, static_dir, url_prefix, found or {}) for chunk in chunks)
+    build_id = hashlib.sha256("".join(f"{f.asset_path} {f.sha256}\n" for f in files).encode()).hexdigest()[:20]
     manifest = Manifest(build_id, time.time(), files, found or {})
     directory = _store(static_dir, bundles, manifest)
     prune(bundles, keep)
@@ -101,7 +176,7 @@ def _chunks(assets: Path) -> tuple[list[Path], list[Path]]:
         if not _map_of(chunk).is_file():
             raise SourceMapBuildError(
                 f"{chunk} has no source map beside it ({_map_of(chunk).name}): the build must emit one per chunk "
-                "(build.sourcemap in vite.config.js, set by app/monitoring/vite_config.py)."
+                '(build.sourcemap: "hidden" in vite.config.js, set by pre_compile).'
             )
         if MAP_REFERENCE.search(_read(chunk)):
             raise SourceMapBuildError(f"{chunk} names its source map (sourceMappingURL): maps must stay hidden "
@@ -124,7 +199,7 @@ def inject(cli: Path, directory: Path, ignore: list[str]) -> None:
     """`sentry-cli sourcemaps inject <directory>`: debug IDs into the chunks and their maps, except
     the files named in `ignore`."""
     if not os.access(cli, os.X_OK):
-        raise SourceMapBuildError(f"sentry-cli is missing ({cli} is not an executable): run `make setup`.")
+        raise SourceMapBuildError(missing_cli(cli))
     env = {**os.environ, "SENTRY_DISABLE_UPDATE_CHECK": "true"}
     try:
         ignored = [argument for name in ignore for argument in ("--ignore", name)]
@@ -137,18 +212,22 @@ def inject(cli: Path, directory: Path, ignore: list[str]) -> None:
         raise SourceMapBuildError(f"sentry-cli sourcemaps inject failed (exit {done.returncode}): {output}")
 
 
-def _describe(chunk: Path, static_dir: Path, url_prefix: str) -> BundleFile:
+def _describe(chunk: Path, static_dir: Path, url_prefix: str, found: dict[str, PageSource]) -> BundleFile:
+    """The chunk's manifest entry, its map checked to have the chunk's debug ID and written again
+    with the pages among its sources (map_pages.py: they travel with an upload)."""
     source = _read(chunk)
     comment = DEBUG_ID_COMMENT.search(source[-200:])
     if comment is None:
         raise SourceMapBuildError(f"{chunk} has no debug ID after sentry-cli sourcemaps inject.")
     debug_id = comment.group(1).decode().lower()
     try:
-        map_id = json.loads(_read(_map_of(chunk))).get("debugId")
+        sourcemap = json.loads(_read(_map_of(chunk)))
+        map_id = sourcemap.get("debugId")
     except (ValueError, AttributeError) as exc:
         raise SourceMapBuildError(f"{_map_of(chunk)} is not a JSON source map ({exc}).") from None
     if not isinstance(map_id, str) or map_id.lower() != debug_id:
         raise SourceMapBuildError(f"{_map_of(chunk)} has debugId {map_id!r}, its chunk {debug_id}.")
+    _map_of(chunk).write_bytes(map_pages.with_pages(sourcemap, found))
     relative = chunk.relative_to(static_dir).as_posix()
     asset_path = "/" + "/".join(part for part in (url_prefix, relative) if part)
     return BundleFile(debug_id, asset_path, hashlib.sha256(source).hexdigest(), relative, relative + ".map")

@@ -1,8 +1,12 @@
-"""One bundle's chunks and maps (bundle.py) uploaded with the pinned sentry-cli (`make setup` installs
-it under `.tools/`), as Sentry mode does it (to_sentry.py):
+"""One bundle's chunks and maps (bundle.py) uploaded with the pinned sentry-cli (a host app's: the PyPI
+wheel `sentry-cli`; Lookout's: `make setup` installs it under `.tools/`), as to_sentry.py does it:
 
     sentry-cli [--url URL] sourcemaps upload [--org ORG] --project PROJECT --url-prefix ~/<frontend path>
-               --strict <the bundle's chunks and maps>
+               --no-rewrite --strict <the bundle's chunks and maps>
+
+- The maps go as the build step wrote them (`--no-rewrite`): sentry-cli's rewrite (flattening index
+  maps, inlining sources) would drop the field that carries their Python pages (map_pages.py), and
+  Vite's maps are flat and hold their sources already.
 
 - Only the chunks and maps the manifest names go: they are linked into a temporary directory inside
   the bundle, in the served layout, so their URLs are `~/assets/x.js` (any other map in the bundle,
@@ -25,12 +29,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.settings import Settings
-from app.sourcemaps import bundle
-from app.sourcemaps.bundle import Manifest
+from reflex_lookout.sourcemaps import bundle
+from reflex_lookout.sourcemaps.bundle import Manifest
+from reflex_lookout.sourcemaps.upload_settings import UploadSettings
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-SENTRY_CLI = ROOT / ".tools" / "node_modules" / ".bin" / "sentry-cli"
 UPLOAD_TIMEOUT_S = 180  # an upload of Lookout's build takes about 0.4 s; sentry-cli retries 5xx for ~25 s
 MAX_SENTENCE = 500
 ORG_TOKEN_PREFIX = "sntrys_"  # an organization token: its organization (and URL) come with it
@@ -47,15 +49,15 @@ class Target:
     token: str = field(repr=False)
 
     @classmethod
-    def of(cls, settings: Settings) -> Target | None:
+    def of(cls, settings: UploadSettings) -> Target | None:
         """The target the settings name, or None when a variable it needs is missing."""
-        token, org, project = settings.sentry_auth_token, settings.sentry_org, settings.sentry_project
+        token, org, project = settings.token, settings.org, settings.project
         if not token or not project or not (org or token.startswith(ORG_TOKEN_PREFIX)):
             return None
-        return cls(settings.sentry_url, org, project, token)
+        return cls(settings.url, org, project, token)
 
 
-def upload(directory: Path, manifest: Manifest, target: Target, cli: Path = SENTRY_CLI,
+def upload(directory: Path, manifest: Manifest, target: Target, cli: Path,
            timeout: float = UPLOAD_TIMEOUT_S) -> tuple[bool, str]:
     """Upload the bundle in `directory`; whether sentry-cli succeeded, and else its sentence.
     Raises BundleError or OSError when the bundle's files cannot be staged."""
@@ -75,7 +77,7 @@ def _url_prefix(manifest: Manifest) -> str:
 def _command(cli: Path, target: Target, url_prefix: str, staged: Path) -> list[str]:
     return [str(cli), *(["--url", target.url] if target.url else []), "sourcemaps", "upload",
             *(["--org", target.org] if target.org else []), "--project", target.project,
-            "--url-prefix", url_prefix, "--strict", str(staged)]
+            "--url-prefix", url_prefix, "--no-rewrite", "--strict", str(staged)]
 
 
 @contextlib.contextmanager
@@ -96,7 +98,7 @@ def _staged(directory: Path, manifest: Manifest) -> Iterator[Path]:
 
 def _run(command: list[str], cli: Path, token: str, timeout: float) -> tuple[bool, str]:
     if not os.access(cli, os.X_OK):
-        return False, f"sentry-cli is missing ({cli} is not an executable): run `make setup`."
+        return False, missing_cli(cli)
     env = {name: value for name, value in os.environ.items() if not name.startswith("SENTRY_")}
     env.update({"SENTRY_AUTH_TOKEN": token, "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "true",
                 "RUST_BACKTRACE": "0"})
@@ -110,6 +112,12 @@ def _run(command: list[str], cli: Path, token: str, timeout: float) -> tuple[boo
     if done.returncode == 0:
         return True, ""
     return False, cli_sentence(done.stderr.decode("utf-8", "replace"), done.returncode)
+
+
+def missing_cli(cli: Path) -> str:
+    """The sentence for a sentry-cli that is not there."""
+    return (f"sentry-cli is missing ({cli} is not an executable): install reflex-lookout[sourcemaps] "
+            f"(the sentry-cli wheel), or name one in LOOKOUT_SENTRY_CLI; Lookout: run `make setup`.")
 
 
 def cli_sentence(output: str, returncode: int) -> str:

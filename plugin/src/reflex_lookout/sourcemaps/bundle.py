@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.sourcemaps import pages
-from app.sourcemaps.maps import DEBUG_ID, PageSource
 from reflex_lookout.protocol.envelope import STRICT_JSON
+from reflex_lookout.sourcemaps import pages
+from reflex_lookout.sourcemaps.pages import PageSource
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ FORMAT = 1
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 64 * 1024 * 1024  # per chunk and per map, at build and at import
 BUILD_ID = re.compile(r"[0-9a-f]{16,64}")
+DEBUG_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as stored
 
 
 class BundleError(Exception):
@@ -151,6 +152,6 @@ def _read_json(path: Path) -> object:
         size = path.stat().st_size
         if size > MAX_MANIFEST_BYTES:
             raise BundleError(f"{path} is {size} bytes, more than {MAX_MANIFEST_BYTES}.")
-        return STRICT_JSON.decode(path.read_text("utf-8"))
+        return STRICT_JSON.decode(path.read_text("utf-8"))  # written by the build step; read with care all the same
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise BundleError(f"{path} cannot be read ({exc}).") from None
