@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
 import os
 import pwd
 import shutil
@@ -41,10 +42,43 @@ def missing() -> list[str]:
     return absent + ([] if Path(REDIS_SERVER).exists() else ["Redis (redis-server)"])
 
 
+def _ephemeral_start() -> int:
+    """Where the kernel's ephemeral ports begin (what a `bind` to port 0 is given)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+# A port handed to a server started later is taken BELOW the ephemeral range. One found by binding port 0
+# and closing the socket can be given to another process's bind(0) before the server binds it: a CI run
+# had the scaled app's readiness probe answered by a unit test's upstream recorder on the same port
+# (both tests failed). Nothing binds port 0 down here, and each process draws from a block of its own
+# (by pid), skipping ports in use, so two test processes do not pick the same one either. The range
+# starts above the last port Chromium refuses to load from (10080, its "unsafe" list).
+FIXED_PORTS = range(10_100, max(10_101, _ephemeral_start()))
+PORT_BLOCK = 64
+_drawn = itertools.count()
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:  # no SO_REUSEADDR: a listener on any address of this port refuses it
+        try:
+            probe.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port no server of this machine listens on, for a server a test starts."""
+    size = len(FIXED_PORTS)
+    block = (os.getpid() % max(1, size // PORT_BLOCK)) * PORT_BLOCK
+    for _ in range(size):
+        port = FIXED_PORTS.start + (block + next(_drawn)) % size
+        if _bindable(port):
+            return port
+    raise RuntimeError(f"no free port in {FIXED_PORTS.start}-{FIXED_PORTS.stop - 1}")
 
 
 def _as_postgres() -> dict[str, object]:

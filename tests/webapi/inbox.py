@@ -4,7 +4,6 @@ app serves it (origin guard, CORS, the gate in front of the upload API), in proc
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from app.webapi import routes
 from app.webapi.cors import WebApiCors
 from app.webapi.tokens import ApiTokens
 from tests.factories import sentry_sdk_envelopes
+from tests.services import free_port
 
 
 @dataclass
@@ -73,12 +73,6 @@ def inbox(tmp: Path) -> Inbox:
 def served(engine: sqlalchemy.Engine) -> ASGIApp:
     """The web API as the app mounts it, in front of the upload API, inside the origin guard."""
     return OriginGuard(WebApiCors(routes.mount(engine)(upload_api.build(engine))))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def on_loopback(app: ASGIApp) -> Iterator[str]:
