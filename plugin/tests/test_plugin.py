@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy
 from reflex.app import default_backend_exception_handler, default_frontend_exception_handler
 
-from reflex_lookout import Monitoring, browser, runtime
+from reflex_lookout import Monitoring, backend, browser, runtime
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.settings import MonitoringSettings
 from reflex_lookout.sourcemaps import pages
@@ -156,3 +156,36 @@ def test_a_bad_setting_stops_the_start_with_a_sentence_naming_it(monkeypatch: py
     with pytest.raises(SystemExit) as stopped:
         Monitoring()
     assert stopped.value.code == "reflex-lookout: SENTRY_DSN 'not-a-dsn' must start with http:// or https://."
+
+
+@pytest.mark.usefixtures("in_app_folder")
+def test_an_outbox_that_cannot_be_opened_is_said_once_and_the_app_serves_without_monitoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(backend, "_logged", set())
+    (tmp_path / ".lookout").write_text("a file where the outbox's folder should be")
+    apps = [FakeApp(), FakeApp()]
+    with caplog.at_level("WARNING", logger="reflex_lookout"):
+        for app in apps:  # two backend workers of one process's plugin
+            Monitoring(dsn=DSN).post_compile(app=app)
+    assert [r.getMessage() for r in caplog.records if r.name == "reflex_lookout"] == [
+        "reflex-lookout could not open its outbox ([Errno 17] File exists: "
+        f"'{tmp_path / '.lookout'}'); the app serves without monitoring"]
+    for app in apps:
+        assert app.api_transformer is None and app.lifespan_tasks == []
+        assert app.backend_exception_handler is default_backend_exception_handler
+
+
+def test_a_report_that_fails_leaves_the_hosts_handler_its_answer(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(exception: Exception) -> None:
+        raise RuntimeError("the monitoring itself failed")
+
+    monkeypatch.setattr(backend, "_logged", set())
+    monkeypatch.setattr(backend.event_errors, "backend_exception_handler", broken)
+    handler = backend.backend_handler(lambda exception: f"their answer to {exception}")
+    with caplog.at_level("WARNING", logger="reflex_lookout"):
+        assert [handler(ValueError(n)) for n in ("a", "b")] == ["their answer to a", "their answer to b"]
+    assert [r.getMessage() for r in caplog.records if r.name == "reflex_lookout"] == [
+        "reflex-lookout could not report an event handler's error; the app goes on"]
