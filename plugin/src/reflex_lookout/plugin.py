@@ -72,7 +72,6 @@ class Monitoring(Plugin):
         self._destination: Destination | None = None
         # Paths besides the tunnel that the dev server proxies to the backend (Lookout's "/api/").
         self.dev_proxy = tuple(dev_proxy)
-        self._attached: set[int] = set()  # id() of the apps attached in this process
         self._head: list[Any] = []
         from reflex_lookout.sourcemaps.build_step import for_host
 
@@ -165,16 +164,15 @@ class Monitoring(Plugin):
             page_ctx.module_code[pages.page_marker(source)] = None
 
     def post_compile(self, **context: Unpack[PostCompileContext]) -> None:
-        app = context["app"]
         # An app that names a destination is the receiver itself and wires its own backend (Lookout's
-        # app/wiring.py); the browser side above is all it takes from these hooks.
-        if self.settings.dsn is None or self.destination_spec is not None or id(app) in self._attached:
+        # app/wiring.py); the browser side above is all it takes from these hooks. A process attaches
+        # once: `backend.attach` adds nothing where a runtime exists (runtime.current()).
+        if self.settings.dsn is None or self.destination_spec is not None:
             return
-        self._attached.add(id(app))
         try:
             from reflex_lookout import backend
 
-            backend.attach(app, self.settings)
+            backend.attach(context["app"], self.settings)
         except Exception:  # noqa: BLE001 (never breaks its host: the app serves without the monitoring)
             logger.exception("reflex-lookout could not attach to the backend; the app serves without server monitoring")
 
