@@ -28,6 +28,7 @@ from typing import Any
 
 from symbolic.sourcemap import SourceMapView
 
+from app.plugin_assets import ESBUILD
 from app.sourcemaps import own_build
 from bench.envelope import error_event
 from reflex_lookout.sourcemaps import build_step, bundle
@@ -35,7 +36,6 @@ from reflex_lookout.sourcemaps import build_step, bundle
 ROOT = Path(__file__).resolve().parent.parent
 ORIGIN = "http://127.0.0.1:3000"
 SHARED_STACKS = 10
-ESBUILD = ROOT / ".tools" / "node_modules" / ".bin" / "esbuild"
 # What the fallback build bundles from .web/node_modules: one entry each, shared code split out.
 ESBUILD_ENTRIES = {
     "client.js": 'import { hydrateRoot } from "react-dom/client";\nexport const start = hydrateRoot;\n',

@@ -8,8 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-ESBUILD = ROOT / ".tools" / "node_modules" / ".bin" / "esbuild"
+from app.plugin_assets import ESBUILD
 
 MODULES = {
     "main.js": 'import { helper } from "./helper.js";\n'
