@@ -19,6 +19,7 @@ which never compile or serve.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -73,9 +74,6 @@ class Monitoring(Plugin):
         # Paths besides the tunnel that the dev server proxies to the backend (Lookout's "/api/").
         self.dev_proxy = tuple(dev_proxy)
         self._head: list[Any] = []
-        from reflex_lookout.sourcemaps.build_step import for_host
-
-        self.source_maps = for_host(os.environ)  # SENTRY_AUTH_TOKEN & co., read once
         if self.settings.dsn is None and destination is None:
             logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported.")
 
@@ -97,6 +95,14 @@ class Monitoring(Plugin):
 
     def provides_entry_client(self) -> bool:
         return self.reports_browser
+
+    @functools.cached_property
+    def source_maps(self) -> SourceMapsPlugin:
+        """The host's build step, from SENTRY_AUTH_TOKEN & co. (read once, when a build hook first asks:
+        rxconfig.py, where this plugin is made, is read by every `reflex` command)."""
+        from reflex_lookout.sourcemaps.build_step import for_host
+
+        return for_host(os.environ)
 
     def _source_maps(self) -> SourceMapsPlugin | None:
         """The host's source-map step, or None: no token, or the app installs a build step of its own
