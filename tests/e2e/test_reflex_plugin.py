@@ -13,15 +13,10 @@ error (its frames mapped to the app's route module), the handler's error (its Py
 of the page load), the log line; and in the browser's requests: reports posted to the app's own
 `/monitoring`, nothing to the Lookout's port.
 
-Against the prototype on branch i27-plugin these assertions FAIL, on purpose (the next session's work):
-- `test_browser_error_frames_mapped_to_the_app_sources` (dev): the frames name Vite's modules, which a
-  Lookout maps for a project that lists that dev server (the dev project lists Vite's origin, design §7),
-  so they map to the route module; `python_page` needs the line each route module's Python page is
-  declared in (`page_marker`), which the plugin writes in `compile_page`. In prod the plugin's build
-  step injects debug IDs and uploads the maps (reflex_lookout/sourcemaps/).
-- `test_handler_error_in_the_page_load_trace` (prod and dev): event tracing is not in the plugin yet
-  (design §10), so the handler's error carries a trace of its own, not the page load's.
-Every other assertion is expected to pass against the prototype (its tunnel is a pass-through to the DSN).
+How each passes: the prod frames through the build step's debug IDs and upload (each map names its
+Python pages), the dev frames through the dev project's listed dev server and the page line the plugin
+writes into each route module (`page_marker`), the handler's error through event tracing (it is reported
+inside the failed event's trace). A bad `SENTRY_DSN` must stop `reflex run` with its sentence alone.
 
 The times of each step are printed at the end of the module (run it with `-s`) and are in
 docs/design/reflex-plugin.md §11.
@@ -187,7 +182,7 @@ def test_handler_error_arrives_with_its_python_frame(run: Run) -> None:
 
 
 def test_handler_error_in_the_page_load_trace(run: Run) -> None:
-    """FAILS against the prototype: event tracing is not in the plugin yet."""
+    """The handler's error is in the trace of the page load whose click sent the event."""
     event = run.received.error(HANDLER_ERROR)
     assert event is not None, f"the handler's error is not in the Lookout's project{_context(run)}"
     page_loads = {row["trace_id"] for row in run.received.transactions("pageload")}
