@@ -64,7 +64,9 @@ store, tunnel = runtime.store, runtime.tunnel
 run_server_sdk, run_forwarder = runtime.run_server_sdk, runtime.run_forwarder
 if SETTINGS.dsn is None:
     tunnel.admit = Quotas(db.engine()).admit  # each project's quotas, counted in the database
-ingest = Ingest(tunnel, inbox)  # Sentry's /api/<project>/envelope/ and /store/, into the inbox
+# Sentry's /api/<project>/envelope/ and /store/, into the inbox; in local mode it gives the tunnel each
+# project's filters and scrubbing, applied before the first write (app/ingest/before_write.py).
+ingest = Ingest(tunnel, inbox)
 security = SecurityReports(ingest)  # Sentry's /api/<project>/security/: CSP reports, into the inbox
 
 

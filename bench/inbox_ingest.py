@@ -41,11 +41,11 @@ from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.incoming import Incoming
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from bench.harness.feeding import fed_per_second
 from bench.harness.processes import ROOT
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 
 BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned

@@ -32,8 +32,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from app.inbox.tables import COUNTS, PROJECT_SETTINGS as TABLE, PROJECTS
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.quota_settings import QuotaSettings
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.sourcemap_settings import SourceMapSettings
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 logger = logging.getLogger(__name__)
 CACHE_S = 5.0

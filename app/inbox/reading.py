@@ -18,9 +18,8 @@ from sqlalchemy import select
 
 from app.inbox import states
 from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
-from app.protocol import payloads
 from app.protocol.fields import seconds
-from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.protocol import encodings, envelope, payloads
 from reflex_lookout.tables import OUTBOX
 
 logger = logging.getLogger(__name__)

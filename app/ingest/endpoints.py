@@ -11,7 +11,9 @@ header's `dsn` (read from the header line alone), and must be the project's: it 
 checked before the body is decoded or parsed. The same steps as the tunnel's follow
 (reflex_lookout/intake.py: the client's and the key's rates, caps, encodings, envelope
 validation, heavy work off the event loop); an accepted envelope is committed to the outbox
-through the tunnel (so the feeder reads it into the inbox) before the answer. A /store/ event is
+through the tunnel (so the feeder reads it into the inbox) before the answer, filtered and scrubbed
+under its project's settings first (app/ingest/before_write.py, which this gives the tunnel: its
+browser envelopes and the server SDK's pass through it as well). A /store/ event is
 decoded no further than the item cap (app/protocol/legacy_store.py). Any origin may post: the DSN
 is the credential, as with Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.
 """
@@ -24,14 +26,14 @@ import uuid
 
 import anyio.to_thread
 
+from app.ingest.before_write import BeforeWrite
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
-from app.protocol import auth, legacy_store, payloads
+from app.protocol import auth, legacy_store
 from app.settings import Settings
 from reflex_lookout.intake import unreadable
-from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.protocol import encodings, envelope, payloads
 from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
-from reflex_lookout.protocol.ratelimits import category_of
 from reflex_lookout.settings import Dsn, SettingsError
 from reflex_lookout.tunnel import Tunnel
 
@@ -51,6 +53,8 @@ class Ingest:
         if not isinstance(tunnel.settings, Settings):  # the plugin's tunnel, built with Lookout's settings
             raise TypeError("Lookout's ingest needs a tunnel built with app.settings.Settings.")
         self.settings = tunnel.settings
+        if self.settings.dsn is None:  # local mode: nothing is written before it is filtered and scrubbed
+            tunnel.prepare = BeforeWrite(inbox)
         self._known: dict[tuple[int, str], str] = {}  # (project id, key) found in the database → its DSN
 
     def asgi(self, app: ASGIApp) -> ASGIApp:
@@ -105,8 +109,7 @@ class Ingest:
             parsed, raw, encoding = await intake.heavy(self._store_as_envelope, raw, request.content_encoding)
         else:
             parsed, encoding = await intake.envelope(raw, request.content_encoding), request.content_encoding
-        categories = sorted({category_of(item.type) for item in parsed.items})
-        await self.tunnel.commit(dsn, encoding, categories, parsed.event_id, raw, [item.type for item in parsed.items])
+        await self.tunnel.commit(dsn, encoding, parsed, raw)
         return parsed.event_id
 
     def _store_as_envelope(self, raw: bytes, content_encoding: str) -> tuple[envelope.Envelope, bytes, str]:

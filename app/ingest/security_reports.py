@@ -23,7 +23,7 @@ from app.ingest.endpoints import CORS, Ingest
 from app.protocol import auth, security_reports
 from app.protocol.fields import cut
 from reflex_lookout.intake_limits import Buckets
-from reflex_lookout.protocol import encodings
+from reflex_lookout.protocol import encodings, envelope
 from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, refuse, respond
 from reflex_lookout.protocol.ratelimits import category_of
 
@@ -90,10 +90,8 @@ class SecurityReports:
         self._charge(dsn, len(events))
         extra, agent = _extra(scope), _header(scope, b"user-agent")
         items = [json.dumps(_with_agent({**event, **extra}, agent)).encode() for event in events]
-        body = b"\n".join([json.dumps({"event_id": events[0]["event_id"]}).encode(),
-                           *(b"\n".join([json.dumps({"type": "event", "length": len(item)}).encode(), item])
-                             for item in items)])
-        await self.tunnel.commit(dsn, "", [CATEGORY], events[0]["event_id"], body, ["security"] * len(events))
+        parsed = envelope.Envelope({"event_id": events[0]["event_id"]}, tuple(envelope.Item("event", {}, item) for item in items))
+        await self.tunnel.commit(dsn, "", parsed, envelope.serialize(parsed), [CATEGORY], ["security"] * len(events))
         return str(events[0]["event_id"])
 
     def _charge(self, dsn: str, reports: int) -> None:

@@ -1,24 +1,23 @@
 """The embedded inbox's writer: projects, and envelopes read into issues, events, traces and logs.
 
-`ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes exactly as the tunnel stored
-them (body and content encoding), finds the project from the DSN in the header, scrubs each item
-under the project's settings (app/ingest/scrubbing.py) before anything else reads it, and keeps each
+`ingest_batch` (and `ingest_envelope`, one at a time) takes envelopes as the outbox keeps them
+(body and content encoding), finds the project from the DSN they were accepted for, and keeps each
 error or message event (symbolicated, app/sourcemaps/symbolicate.py, given the browser, os and
 device its User-Agent names, user_agent.py, then grouped into an issue: app/ingest/event_writer.py),
 each transaction with its spans (trace_writer.py), each log line and each piece of feedback, and
 counts session updates and client reports (log_writer.py); events and transactions once per
-`event_id`. Before any of that, the project's inbound filters (inbound_filters.py) drop the events
-and transactions they match: each is counted per filter (`inbox_count`, kind "filtered", in the
-same transaction) and nothing else of it is written. The others are scrubbed of PII (scrubbing.py,
-with the project's settings). An event that came through the outbox is kept where it is, in its
+`event_id`, and the events and transactions the project's inbound filters dropped, per filter
+(`inbox_count`, kind "filtered"). An event that came through the outbox is kept where it is, in its
 envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its
-User-Agent changed it: then it is kept as its new text. So are the item types the inbox does not
-read (attachments, replays, ...): in their row, unless the project scrubs.
+User-Agent changed it: then it is kept as its new text.
 
-Nothing unscrubbed stays in the row either: when scrubbing changed an item, the row is rewritten in
-the transaction that stores its contents, with the scrubbed items; an item that cannot be scrubbed
-(not JSON the inbox reads), and an item an inbound filter dropped, keeps its type and nothing else;
-a row the inbox rejects keeps its reason and no body.
+The tunnel and the ingest endpoints filter and scrub an envelope before they write it
+(app/ingest/before_write.py; its header says so), and such a row is read as it is: a filtered item
+is there as its type and the filter's name. A row stored as received (by a Lookout before that
+change, or through `ingest_envelope`) is filtered and scrubbed here first (reflex_lookout/scrubbing/,
+with the project's settings), and rewritten in the transaction that stores its contents when that
+changed an item: an item that cannot be scrubbed (not JSON the inbox reads), and an item an inbound
+filter dropped, keeps its type and nothing else. A row the inbox rejects keeps its reason and no body.
 """
 
 from __future__ import annotations
@@ -50,14 +49,14 @@ from app.ingest.incoming import (
     its_own_fault,
 )
 from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
-from app.ingest.scrubbing import scrub_item
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
-from app.protocol import payloads
 from app.sourcemaps.symbolicate import Symbolicator
-from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.protocol import encodings, envelope, payloads
+from reflex_lookout.scrubbing.envelope import FILTERED_BY, SCRUBBED
+from reflex_lookout.scrubbing.relay import scrub_item
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn, SettingsError
 from reflex_lookout.tables import OUTBOX
 
@@ -172,19 +171,27 @@ class InboxStore:
         items: list[tuple[str, dict[str, Any], int | str | None]] = []
         filtered: dict[str, int] = {}
         scrubbed: list[bytes | None] = []  # per item: its payload as the row is to keep it (None: as sent; b"": none)
+        # Filtered and scrubbed before it was written (app/ingest/before_write.py), or a row stored
+        # as received by an older Lookout: filtered and scrubbed here.
+        written_scrubbed = parsed.headers.get(SCRUBBED) == 1
         for index, item in enumerate(parsed.items):
+            if written_scrubbed and isinstance(item.headers.get(FILTERED_BY), str):
+                name = str(item.headers[FILTERED_BY])
+                filtered[name] = filtered.get(name, 0) + 1
+                scrubbed.append(None)
+                continue
             if item.type not in READ_ITEM_TYPES:
                 items.append((item.type, {}, None))
-                scrubbed.append(b"" if settings.scrub_data else None)  # nothing the inbox can scrub
+                scrubbed.append(b"" if settings.scrub_data and not written_scrubbed else None)  # nothing the inbox can scrub
                 continue
-            sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (app/protocol/payloads.py)
+            sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (reflex_lookout/protocol/payloads.py)
             # The filters read the item as sent (a client IP filter needs the IP that scrubbing may remove).
-            dropped = item.type in FILTERED_TYPES and dropped_by(item.type, sent, filters)
+            dropped = not written_scrubbed and item.type in FILTERED_TYPES and dropped_by(item.type, sent, filters)
             if dropped:  # an inbound filter's: counted, never stored (its row keeps its type, nothing else)
                 filtered[dropped] = filtered.get(dropped, 0) + 1
                 scrubbed.append(b"")
                 continue
-            payload = scrub_item(item.type, sent, settings)
+            payload = sent if written_scrubbed else scrub_item(item.type, sent, settings, item.payload)
             scrubbed.append(None if payload is sent else json.dumps(payload).encode())
             kept_as: int | str | None = None
             if item.type in EVENT_ITEM_TYPES:

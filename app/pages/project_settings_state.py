@@ -22,8 +22,8 @@ from app.inbox.project_settings import FIELD_LISTS, MAX_FIELD_CHARS, MAX_FIELDS,
 from app.inbox.projects import Projects
 from app.ingest.filter_settings import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterSettings, lines_of
 from app.ingest.quota_settings import MAX_TYPED_CHARS, WINDOWS, QuotaSettings, number_of
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.sourcemap_settings import MAX_TYPED_CHARS as MAX_ORIGINS_CHARS, SourceMapSettings, origins_of
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 MAINTAINERS_ONLY = "Only a maintainer can change a project's settings."
 NO_PROJECT = "Choose one of the projects."

@@ -22,9 +22,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.protocol import payloads
 from app.protocol.csp import FIELD_LENGTH, CspReport, InvalidReport
 from app.protocol.fields import cut, mapping
+from reflex_lookout.protocol import payloads
 
 MAX_REPORTS = 100  # reports in one batch (Chromium sends at most 100 at once)
 CONTENT_TYPES = frozenset({

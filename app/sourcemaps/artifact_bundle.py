@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.protocol.payloads import UnreadablePayload, load_object
 from app.settings import SETTINGS
 from app.sourcemaps.map_bounds import measure, refusal
 from app.sourcemaps.maps import normal_debug_id
+from reflex_lookout.protocol.payloads import UnreadablePayload, load_object
 from reflex_lookout.sourcemaps.bundle import MAX_FILE_BYTES
 
 MIB = 1024 * 1024

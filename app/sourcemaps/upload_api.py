@@ -37,13 +37,13 @@ from starlette.routing import Route
 
 from app.console import access
 from app.protocol.json_answers import SHARED_FAILURES, error, shared_failure
-from app.protocol.payloads import UnreadablePayload, load_object
 from app.settings import SETTINGS, Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunk_upload import boundary_of, read_chunks
 from app.sourcemaps.chunks import ChunkStore
 from app.sourcemaps.tokens import TokenRefused, TokenRow, Tokens
 from reflex_lookout.protocol.asgi import read_body
+from reflex_lookout.protocol.payloads import UnreadablePayload, load_object
 from reflex_lookout.settings import MIB
 
 logger = logging.getLogger(__name__)

@@ -16,12 +16,12 @@ from app.inbox import issue_stats, states
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.inbox.triage import Triage
-from app.protocol.payloads import UnreadablePayload, load_object
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import base_url
 from app.webapi import lookup, shapes
 from app.webapi.lookup import BadRequest
 from reflex_lookout.protocol.asgi import read_body
+from reflex_lookout.protocol.payloads import UnreadablePayload, load_object
 
 MAX_BODY_BYTES = 64 * 1024  # a PUT or POST body: a status, an assignee, a note of 10,000 characters
 

@@ -7,9 +7,9 @@ import time
 from collections.abc import Sequence
 
 from app.ingest.feeder import BATCH, InboxFeeder
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 
 def unscrubbed(project_id: int) -> ScrubbingSettings:

@@ -18,9 +18,9 @@ from app.inbox.projects import Projects
 from app.inbox.tables import PROJECT_SETTINGS
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.quota_settings import QuotaSettings
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 

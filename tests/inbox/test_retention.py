@@ -12,6 +12,7 @@ from app.inbox.retention import DAY, Caps, Retention
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.protocol import envelope
 from tests.environment import LOCAL_DSN
 from tests.factories import big_error, error, event_envelope, held_bytes, local_rows, query, titles
 from tests.monitoring.envelopes import build
@@ -119,7 +120,8 @@ def test_a_flood_of_big_unique_errors_cannot_stop_later_reports(inbox: InboxStor
     async def post(tunnel: Tunnel, event: dict) -> int:
         tunnel.budget.refresh_s = 0  # read the outbox's size on every request
         try:
-            await tunnel.commit(LOCAL_DSN, "", ["error"], event["event_id"], event_envelope(event))
+            raw = event_envelope(event)
+            await tunnel.commit(LOCAL_DSN, "", envelope.parse(raw, len(raw)), raw)
         except Refused as refused:
             return refused.status
         return 200

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sentry_relay.processing import pii_strip_event
 
-from app.ingest import scrubbing
 from app.ingest.incoming import READ_ITEM_TYPES
-from app.ingest.scrubbing import SCRUBBED_ITEM_TYPES, UnscrubbableItem, pii_config, scrub, scrub_item
-from app.ingest.scrubbing_settings import ScrubbingSettings
+from reflex_lookout.scrubbing import relay as scrubbing
+from reflex_lookout.scrubbing.relay import SCRUBBED_ITEM_TYPES, UnscrubbableItem, pii_config, scrub, scrub_item
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 
 ON = ScrubbingSettings()
@@ -135,7 +135,12 @@ def test_log_lines_sessions_and_user_reports_are_scrubbed_too() -> None:
                                    "count": {"type": "integer", "value": 3}}
     assert second is logs["items"][1]
     session = {"sid": "s", "did": "bob", "attrs": {"release": "1", "ip_address": "198.51.100.23"}}
-    assert scrub_item("session", session, ON) is session
+    assert scrub_item("session", session, ON) == {"sid": "s", "attrs": session["attrs"]}  # a user's distinct id: not kept
+    anonymous = {"sid": "s", "attrs": {"release": "1"}}
+    assert scrub_item("session", anonymous, ON) is anonymous
+    aggregates = {"aggregates": [{"started": "2026-11-28T10:00:00Z", "did": "bob", "exited": 2}], "attrs": {"release": "1"}}
+    assert scrub_item("sessions", aggregates, ON)["aggregates"] == [{"started": "2026-11-28T10:00:00Z", "exited": 2}]
+    assert scrub_item("session", session, ScrubbingSettings(scrub_data=False)) is session
     assert scrub_item("session", session, ScrubbingSettings(scrub_ip_addresses=True))["attrs"]["ip_address"] == "[ip]"
     report = {"event_id": "e" * 32, "name": "Bob", "email": "bob@example.org", "comments": f"my card {CARD} was charged"}
     assert scrub_item("user_report", report, ON)["comments"] == "my card [Filtered] was charged"

@@ -11,8 +11,8 @@ import sentry_sdk.logger
 
 from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.incoming import UnknownProject
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, event_envelope, query, sentry_sdk_envelopes, store_all

@@ -26,12 +26,12 @@ from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.reading import InboxReader
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
-from app.ingest.scrubbing import scrub
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.ingest.user_agent import fill_from_user_agent
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import encodings, envelope
+from reflex_lookout.scrubbing.relay import scrub
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, local_row, query, statuses
 from tests.ingest.helpers import served

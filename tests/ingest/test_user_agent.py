@@ -18,12 +18,12 @@ from app.inbox.search import IssueSearch
 from app.ingest import user_agent
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import Incoming
-from app.ingest.scrubbing import scrub
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.store import InboxStore
 from app.presentation.contexts import context_rows
 from app.presentation.tags import tag_rows
 from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.scrubbing.relay import scrub
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.factories import event_envelope, local_row, query, sentry_sdk_envelopes, store_all
 from tests.monitoring.envelopes import SAMPLES
 

@@ -210,21 +210,23 @@ async def test_a_normal_event_after_them_is_accepted_and_in_the_inbox_within_5_s
         await asyncio.sleep(0.05)
 
 
-# Items 7, 8 and 11: bodies the tunnel rightly accepts, whose reading in the feeder used to kill it
-# (RecursionError), hold the GIL for minutes (a quadratic pattern) or break the reads (non-finite
-# numbers, deep span trees). While the feeder reads each, /ping keeps answering, and a normal event
-# sent right after is in the inbox within 5 s.
+# Items 7, 8 and 11: bodies whose reading in the feeder used to kill it (RecursionError), hold the
+# GIL for minutes (a quadratic pattern) or break the reads (non-finite numbers, deep span trees).
+# Since issue 35 they are read before the first write (to be filtered and scrubbed, on a worker
+# thread): 7 and 11 are refused there with a sentence (JSON too deep), 8 is accepted and read again by
+# the feeder. Either way /ping keeps answering, and a normal event sent right after is in the inbox
+# within 5 s.
 ACCEPTED_HOSTILE = {
-    "item-7-nested-200000-deep": (deep_event, "gzip"),
-    "item-8-half-mib-values-without-at": (long_values_event, ""),
-    "item-11-non-finite-and-5000-nested-spans": (non_finite_and_deep_spans, ""),
+    "item-7-nested-200000-deep": (deep_event, "gzip", 400),
+    "item-8-half-mib-values-without-at": (long_values_event, "", 200),
+    "item-11-non-finite-and-5000-nested-spans": (non_finite_and_deep_spans, "", 400),
 }
 
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED_HOSTILE))
 async def test_ping_answers_while_the_feeder_reads_a_hostile_event_and_the_next_one_arrives(
         server: Server, name: str) -> None:
-    make, encoding = ACCEPTED_HOSTILE[name]
+    make, encoding, status = ACCEPTED_HOSTILE[name]
     headers = {"Content-Encoding": encoding} if encoding else {}
     following = error_event(DSN, message=f"after {name}")
     event_id = json.loads(following.split(b"\n")[0])["event_id"]
@@ -244,5 +246,6 @@ async def test_ping_answers_while_the_feeder_reads_a_hostile_event_and_the_next_
         finally:
             done.set()
             await polling
-    assert (hostile.status_code, normal.status_code) == (200, 200), hostile.text
+    assert (hostile.status_code, normal.status_code) == (status, 200), hostile.text
+    assert status == 200 or hostile.json()["detail"].endswith(".")
     assert waits and max(waits)[0] < PING_DEADLINE_S, slowest(waits)

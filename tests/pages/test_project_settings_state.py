@@ -21,10 +21,10 @@ from app.inbox.projects import Projects
 from app.inbox.tables import COUNTS, PROJECT_SETTINGS
 from app.ingest.filter_settings import LABELS, FilterSettings
 from app.ingest.quota_settings import QuotaSettings
-from app.ingest.scrubbing_settings import ScrubbingSettings
 from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, SettingsState
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 from tests.console import clients
 from tests.console.clients import LOOPBACK, STRANGER, call, shown, signed_in, with_users

@@ -54,6 +54,7 @@ class Monitoring(Plugin):
         log_level: str | int | None = None,
         outbox: str | None = None,
         route_load_timeout_ms: int | None = None,
+        scrub: bool | None = None,
         destination: str | None = None,
         dev_proxy: tuple[str, ...] = (),
     ) -> None:
@@ -61,6 +62,7 @@ class Monitoring(Plugin):
             "dsn": dsn, "environment": environment, "release": release, "tunnel_path": tunnel_path,
             "browser": browser, "server": server, "traces_sample_rate": traces_sample_rate,
             "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
+            "scrub": scrub,
         }
         try:
             self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)

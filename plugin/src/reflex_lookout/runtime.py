@@ -26,6 +26,7 @@ from reflex_lookout import server
 from reflex_lookout.background import Lease, supervise
 from reflex_lookout.forwarder import Forwarder
 from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.protocol import envelope
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import MonitoringSettings
 from reflex_lookout.stats import TunnelStats
@@ -51,7 +52,19 @@ class Runtime:
         self.forwarder: Forwarder | None = None
         self._on_commit, self._quiet = on_commit, tuple(quiet_loggers)
         self.tunnel = Tunnel(settings, store, self.limits, self.stats, on_commit=self.wake)
+        if settings.scrub and settings.dsn is not None:  # Sentry mode, scrubbed before the outbox write
+            from reflex_lookout.scrubbing.envelope import with_defaults
+
+            self.tunnel.prepare = with_defaults
         _current = self
+
+    def server_body(self, dsn: str, body: bytes) -> bytes:
+        """What the server SDK's transport may write of an envelope it serialized: the tunnel's
+        `prepare` applies to it too (Lookout's filters and scrubbing in local mode). `Refused` or
+        `EnvelopeError` if it cannot be written."""
+        if self.tunnel.prepare is None:
+            return body
+        return self.tunnel.prepared(dsn, envelope.parse(body, self.settings.max_envelope_bytes))
 
     def wake(self, dsn: str) -> None:
         """An envelope was committed: whoever takes it from the outbox can start."""
@@ -69,7 +82,8 @@ class Runtime:
             with contextlib.suppress(RuntimeError):  # the loop has closed: the next start delivers it
                 loop.call_soon_threadsafe(self.wake, dsn)
 
-        transport = server.start(self.settings, self.store, on_commit=committed, quiet=self._quiet)
+        transport = server.start(self.settings, self.store, on_commit=committed, quiet=self._quiet,
+                                 prepare=self.server_body)
         try:
             yield
         finally:

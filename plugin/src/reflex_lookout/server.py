@@ -126,7 +126,7 @@ _started = False
 
 
 def start(settings: MonitoringSettings, store: OutboxStore, on_commit: Callable[[str], None],
-          quiet: Sequence[str] = ()) -> OutboxTransport | None:
+          quiet: Sequence[str] = (), prepare: Callable[[str, bytes], bytes] | None = None) -> OutboxTransport | None:
     """Initialise sentry-sdk for this process (once; a second call does nothing; nor does a call in
     a process whose app started sentry-sdk itself: it is left as the app set it up)."""
     global _started
@@ -140,6 +140,7 @@ def start(settings: MonitoringSettings, store: OutboxStore, on_commit: Callable[
     options = server_options(settings, app_logger)
     transport = OutboxTransport(
         options, store, local=settings.dsn is None, max_bytes=settings.outbox_max_bytes, on_commit=on_commit,
+        prepare=prepare,
     )
     sentry_sdk.init(transport=transport, **options)
     configure_logging(settings, app_logger, quiet)

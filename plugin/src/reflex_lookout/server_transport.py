@@ -33,8 +33,12 @@ class OutboxTransport(Transport):
         local: bool,
         max_bytes: int,
         on_commit: Callable[[str], None] = lambda dsn: None,
+        prepare: Callable[[str, bytes], bytes] | None = None,
     ) -> None:
+        """`prepare(dsn, body)`: the bytes that may be written of an envelope (filtered and scrubbed;
+        runtime.py `server_body`), or an exception: the envelope is dropped and counted."""
         super().__init__(options)
+        self.prepare = prepare
         self.dsn = str(options["dsn"])
         self.status = LOCAL if local else PENDING
         self.store = store
@@ -53,6 +57,12 @@ class OutboxTransport(Transport):
         # The outbox's own SQL must not become breadcrumbs of whatever scope started this thread.
         with sentry_sdk.isolation_scope():
             body = envelope.serialize()
+            if self.prepare is not None:
+                try:
+                    body = self.prepare(self.dsn, body)
+                except Exception as exc:  # noqa: BLE001 (an envelope that cannot be scrubbed is not written)
+                    logger.warning("a server envelope could not be scrubbed and was dropped (%s)", type(exc).__name__)
+                    return self._lost("unscrubbable")
             if not self.budget.has_room_blocking(len(body)):
                 logger.warning("the outbox is full: a server envelope (%d bytes) was dropped", len(body))
                 return self._lost("outbox_full")

@@ -23,7 +23,7 @@ OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden fol
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # What `Monitoring(...)` takes; every other field is the specification's.
 OPTIONS = ("dsn", "environment", "release", "tunnel_path", "browser", "server", "traces_sample_rate", "log_level",
-           "outbox", "route_load_timeout_ms")
+           "outbox", "route_load_timeout_ms", "scrub")
 
 
 class SettingsError(ValueError):
@@ -95,6 +95,9 @@ class MonitoringSettings:
     # "": a SQLite file under the app's folder (`outbox_url`); "db": the app's own db_url; else a URL.
     outbox: str = ""
     route_load_timeout_ms: int = 3800
+    # Sentry mode: scrub PII (Relay's defaults) before the outbox write, as a Relay in front of Sentry
+    # would (LOOKOUT_SCRUB_BEFORE_FORWARD, Monitoring(scrub=True)); off, the bytes go to Sentry as sent.
+    scrub: bool = False
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -165,6 +168,7 @@ class MonitoringSettings:
             outbox=read.text("outbox", "LOOKOUT_OUTBOX_URL"),
             route_load_timeout_ms=read.positive("route_load_timeout_ms", "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS",
                                                 defaults.route_load_timeout_ms),
+            scrub=read.switch("scrub", "LOOKOUT_SCRUB_BEFORE_FORWARD", defaults.scrub),
             # Variables only (no option): the tunnel's and the forwarder's limits.
             extra_tunnel_dsns=tuple(Dsn.parse(d) for d in read.words("SENTRY_TUNNEL_ALLOWED_DSNS")),
             tunnel_origins=tuple(o.rstrip("/") for o in read.words("LOOKOUT_TUNNEL_ALLOWED_ORIGINS")),

@@ -48,6 +48,9 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_WHEN_FULL = "60"
 # Counts an envelope's items (their types) against its DSN's quotas, or raises `Refused` (429).
 Admit = Callable[[str, Sequence[str]], Awaitable[None]]
+# What of an envelope accepted for a DSN may be written (filtered and scrubbed: reflex_lookout/scrubbing/);
+# run on a worker thread; a ValueError (an item that cannot be scrubbed) refuses the envelope.
+Prepare = Callable[[str, envelope.Envelope], envelope.Envelope]
 CORS_HEADERS = [
     (b"access-control-allow-methods", b"POST, OPTIONS"),
     (b"access-control-allow-headers", b"Content-Type, Content-Encoding"),
@@ -85,6 +88,9 @@ class Tunnel:
         self.intake = Intake(settings)  # the steps before storing, shared with the ingest endpoints
         self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
         self.admit: Admit | None = None  # the inbox's quotas, in local mode (app/wiring.py)
+        # Filtering and scrubbing before the first write: Lookout's inbox in local mode (app/wiring.py),
+        # Relay's defaults in Sentry mode when LOOKOUT_SCRUB_BEFORE_FORWARD is set (runtime.py).
+        self.prepare: Prepare | None = None
 
     def asgi(self, app: ASGIApp | None = None) -> ASGIApp:
         """An ASGI app serving the tunnel's paths and handing every other request to `app` (404 without
@@ -165,20 +171,26 @@ class Tunnel:
                 429, f"Sentry rate-limits {', '.join(categories)} for {wait:.0f} more seconds.",
                 "rate_limited", self.limits.headers(dsn),
             )
-        await self.commit(dsn, encoding, categories, parsed.event_id, raw, [item.type for item in parsed.items])
+        await self.commit(dsn, encoding, parsed, raw, categories)
         return parsed.event_id, dsn
 
-    async def commit(self, dsn: str, encoding: str, categories: list[str], event_id: str | None, raw: bytes,
-                     item_types: Sequence[str] = ()) -> None:
-        """Store one validated envelope in the outbox, count it and tell `on_commit` (`Refused` 429
-        past a quota, 503 when there is no room or the database fails); the inbox's ingest endpoints
-        commit here too."""
+    async def commit(self, dsn: str, encoding: str, parsed: envelope.Envelope, raw: bytes,
+                     categories: Sequence[str] | None = None, item_types: Sequence[str] | None = None) -> None:
+        """Store one validated envelope (`raw`, as `parsed`) in the outbox, count it and tell
+        `on_commit` (`Refused` 429 past a quota, 400 when it cannot be scrubbed, 503 when there is no
+        room or the database fails); the inbox's ingest endpoints commit here too. With `prepare`
+        set, what is stored is its answer, made off the event loop: `raw` is never written.
+        `categories` and `item_types`: the envelope's own unless given."""
+        categories = sorted({category_of(item.type) for item in parsed.items}) if categories is None else categories
+        item_types = [item.type for item in parsed.items] if item_types is None else item_types
         try:
             if self.admit is not None and self.status == LOCAL:
                 await self.admit(dsn, item_types)
+            if self.prepare is not None:
+                raw, encoding = await anyio.to_thread.run_sync(self.prepared, dsn, parsed), ""
             room = await self.budget.has_room(len(raw))
             if room:
-                await self.writer.submit(new_row(dsn, self.status, raw, categories, event_id, encoding))
+                await self.writer.submit(new_row(dsn, self.status, raw, categories, parsed.event_id, encoding))
                 self.budget.took(len(raw))
         except (StoreFailed, SQLAlchemyError, OSError) as exc:
             # Not the sender's fault and nothing was stored: the SDK should keep it and try again.
@@ -195,6 +207,16 @@ class Tunnel:
         if self.status == LOCAL:
             self.stats.local += 1
         self.on_commit(dsn)
+
+    def prepared(self, dsn: str, parsed: envelope.Envelope) -> bytes:
+        """The bytes `prepare` lets be written of `parsed` (blocking: a worker thread's, or the server
+        SDK transport's); `Refused` 400 with a sentence when an item cannot be scrubbed."""
+        if self.prepare is None:
+            return envelope.serialize(parsed)
+        try:
+            return envelope.serialize(self.prepare(dsn, parsed))
+        except ValueError as exc:
+            raise Refused(400, str(exc) or "The envelope could not be scrubbed.", "malformed") from None
 
     @property
     def allowed_dsns(self) -> frozenset[Dsn]:

@@ -239,7 +239,7 @@ def finite(text: str) -> float:
 
 
 # The one strict decoder for JSON from outside: every header line and container record here, and
-# every payload the inbox reads (app/protocol/payloads.py). `json.loads` with options builds a new
+# every payload the inbox reads (protocol/payloads.py). `json.loads` with options builds a new
 # decoder per call.
 STRICT_JSON = json.JSONDecoder(parse_constant=reject_constant, parse_float=finite)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.protocol.payloads import MAX_DEPTH, UnreadablePayload, depth, load_object, loads
+from reflex_lookout.protocol.payloads import MAX_DEPTH, UnreadablePayload, depth, load_object, loads
 
 MIB = 1024 * 1024
 

@@ -36,11 +36,13 @@ from typing import Any
 from sentry_relay.exceptions import RelayError
 from sentry_relay.processing import convert_datascrubbing_config, pii_strip_event
 
-from app.ingest.scrubbing_settings import ScrubbingSettings
+from reflex_lookout.scrubbing.prefilter import holds_nothing_to_scrub
+from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 EVENT_SHAPED = ("event", "transaction", "feedback")  # items Relay reads as events
-AS_EXTRA = ("user_report", "session", "sessions")  # items scrubbed as an event's `extra`
-SCRUBBED_ITEM_TYPES = (*EVENT_SHAPED, "log", *AS_EXTRA, "client_report")
+SESSIONS = ("session", "sessions")
+AS_EXTRA = ("user_report", *SESSIONS, "client_report")  # items scrubbed as an event's `extra`
+SCRUBBED_ITEM_TYPES = (*EVENT_SHAPED, "log", *AS_EXTRA)
 # The key names Sentry's defaults scrub (docs: "Server-Side Data Scrubbing"), for URLs' query parameters.
 CREDENTIAL_NAMES = ("password", "secret", "passwd", "api_key", "apikey", "auth", "credentials", "mysql_pwd",
                     "privatekey", "private_key", "token", "bearer")
@@ -48,6 +50,7 @@ FILTERED = {"method": "replace", "text": "[Filtered]"}
 # Where a log item's bodies and attributes go in the event it is scrubbed as (`extra`); the bodies
 # get the rules Relay gives `$log.body` (LOG_BODIES_SELECTOR).
 LOG_BODIES, LOG_ATTRIBUTES = "lookout_log_bodies", "lookout_log_attributes"
+LOG_REST, LOG_CONTAINER = "lookout_log_fields", "lookout_log_container"  # a line's other fields; the item's own
 LOG_BODIES_SELECTOR = f"extra.{LOG_BODIES}.*"
 _GONE = object()  # no value at this place of Relay's output
 
@@ -56,11 +59,12 @@ class UnscrubbableItem(ValueError):
     """Relay refused the item: the envelope is rejected (and its row keeps no body)."""
 
 
-def scrub(event: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
+def scrub(event: dict[str, Any], settings: ScrubbingSettings, sent: bytes | None = None) -> dict[str, Any]:
     """`event` scrubbed under `settings`: the same dict when there was nothing to scrub, else a new
-    one (`event` itself is left as it was)."""
+    one (`event` itself is left as it was). `sent`: the JSON `event` was read from, if at hand: when
+    it provably holds nothing any rule matches (scrubbing/prefilter.py), Relay is not asked."""
     config = pii_config(settings)
-    if config is None:
+    if config is None or (sent is not None and holds_nothing_to_scrub(sent, settings)):
         return event
     try:
         out = pii_strip_event(config, event, json_dumps=_as_json)
@@ -70,13 +74,27 @@ def scrub(event: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
     return kept if isinstance(kept, dict) else {}
 
 
-def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
-    """An item's payload (one of SCRUBBED_ITEM_TYPES) scrubbed: the same dict when nothing changed."""
+def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSettings,
+               sent: bytes | None = None) -> dict[str, Any]:
+    """An item's payload (one of SCRUBBED_ITEM_TYPES) scrubbed: the same dict when nothing changed.
+    `sent`: the item's JSON as sent, if at hand (see `scrub`)."""
+    if item_type in SESSIONS and settings.scrub_data:  # a user's distinct id: the inbox counts sessions without it
+        without = _without_distinct_ids(payload)
+        if without is not payload:
+            return scrub_as_extra(without, settings)
+    if sent is not None and holds_nothing_to_scrub(sent, settings):
+        return payload
     if item_type in EVENT_SHAPED:
         return scrub(payload, settings)
     if item_type == "log":
         return _scrub_logs(payload, settings)
-    if item_type not in AS_EXTRA:  # a client report
+    return scrub_as_extra(payload, settings)
+
+
+def scrub_as_extra(payload: dict[str, Any], settings: ScrubbingSettings, sent: bytes | None = None) -> dict[str, Any]:
+    """`payload` scrubbed as an event's `extra` (any JSON object that is not an event): the same dict
+    when nothing changed. `sent`: its JSON, if at hand (see `scrub`)."""
+    if sent is not None and holds_nothing_to_scrub(sent, settings):
         return payload
     as_event = {"extra": payload}
     scrubbed = scrub(as_event, settings)
@@ -248,34 +266,42 @@ def _is_pair(value: Any) -> bool:
 def _scrub_logs(container: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
     """A log item (`{"items": [...]}`), in one call: the lines' bodies as Relay scrubs `$log.body`
     (its rules for any string, then those for a message: LOG_BODIES), their attributes' values as an
-    event's `extra`, by name."""
+    event's `extra`, by name, and every other field of each line as `extra` too (LOG_REST). What is
+    not a line (keys of the container besides `items`) is scrubbed as `extra` as well."""
     lines = container.get("items")
     if not isinstance(lines, list):
-        return container
+        return scrub_as_extra(container, settings)
     records = [line if isinstance(line, dict) else {} for line in lines]
     attributes = [_dict(record.get("attributes")) for record in records]
     sent: dict[str, list[Any]] = {
         LOG_BODIES: [record.get("body") for record in records],
         LOG_ATTRIBUTES: [{name: _attribute_value(value) for name, value in found.items()} for found in attributes],
+        LOG_REST: [{k: v for k, v in record.items() if k not in ("body", "attributes")} for record in records],
     }
-    as_event = {"extra": sent}
+    others = {key: value for key, value in container.items() if key != "items"}
+    as_event = {"extra": {**sent, LOG_CONTAINER: others}}
     scrubbed = scrub(as_event, settings)
     if scrubbed is as_event:
         return container
     extra = _dict(scrubbed.get("extra"))
-    bodies, values = extra.get(LOG_BODIES), extra.get(LOG_ATTRIBUTES)
-    if not (isinstance(bodies, list) and isinstance(values, list) and len(bodies) == len(values) == len(lines)):
+    bodies, values, rests = extra.get(LOG_BODIES), extra.get(LOG_ATTRIBUTES), extra.get(LOG_REST)
+    if not (isinstance(bodies, list) and isinstance(values, list) and isinstance(rests, list)
+            and len(bodies) == len(values) == len(rests) == len(lines)):
         raise UnscrubbableItem("The log item could not be scrubbed.")
     kept = list(lines)
     for index, record in enumerate(records):
-        if bodies[index] is sent[LOG_BODIES][index] and values[index] is sent[LOG_ATTRIBUTES][index]:
+        rest = rests[index] if isinstance(rests[index], dict) else {}
+        if (bodies[index] is sent[LOG_BODIES][index] and values[index] is sent[LOG_ATTRIBUTES][index]
+                and rest is sent[LOG_REST][index]):
             continue
-        line = kept[index] = {**record, "body": bodies[index]} if "body" in record else dict(record)
+        line = kept[index] = {**rest, "body": bodies[index]} if "body" in record else dict(rest)
         was, now = sent[LOG_ATTRIBUTES][index], _dict(values[index])
-        if now is not was:
-            line["attributes"] = {name: attribute if now.get(name) is was[name] else _with_value(attribute, now.get(name))
-                                  for name, attribute in attributes[index].items()}
-    return {**container, "items": kept}
+        if "attributes" in record:
+            line["attributes"] = record["attributes"] if now is was else {
+                name: attribute if now.get(name) is was[name] else _with_value(attribute, now.get(name))
+                for name, attribute in attributes[index].items()}
+    container_now = extra.get(LOG_CONTAINER)
+    return {**(container_now if isinstance(container_now, dict) else {}), "items": kept}
 
 
 def _attribute_value(attribute: Any) -> Any:
@@ -285,6 +311,21 @@ def _attribute_value(attribute: Any) -> Any:
 
 def _with_value(attribute: Any, value: Any) -> Any:
     return {**attribute, "value": value} if isinstance(attribute, dict) and "value" in attribute else value
+
+
+def _without_distinct_ids(payload: dict[str, Any]) -> dict[str, Any]:
+    """A session update without `did` (a user's distinct id), a session aggregate without the `did`
+    of each of its groups: the same dict when there was none."""
+    found = payload.get("aggregates")
+    groups: list[Any] = found if isinstance(found, list) else []
+    grouped = any(isinstance(group, dict) and "did" in group for group in groups)
+    if "did" not in payload and not grouped:
+        return payload
+    kept = {key: value for key, value in payload.items() if key != "did"}
+    if grouped:
+        kept["aggregates"] = [{key: value for key, value in group.items() if key != "did"}
+                              if isinstance(group, dict) else group for group in groups]
+    return kept
 
 
 def _dict(value: Any) -> dict[str, Any]:
