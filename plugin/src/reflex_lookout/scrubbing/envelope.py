@@ -91,8 +91,10 @@ def _scrubbed_as_extra(data: dict[str, Any], settings: ScrubbingSettings) -> dic
 
 
 def _payload(item: Item, number: int, settings: ScrubbingSettings, loaded: dict[str, Any] | None) -> bytes:
-    """The item's payload as it may be written: the very bytes sent when nothing in it needs scrubbing."""
-    if loaded is None and item.type not in SESSIONS and holds_nothing_to_scrub(item.payload, settings):
+    """The item's payload as it may be written: the very bytes sent when nothing in it needs scrubbing
+    (and it holds no SDK's `_meta`, which `scrub` leaves out, nor a session's `did`)."""
+    if (loaded is None and item.type not in SESSIONS and b'"_meta"' not in item.payload
+            and holds_nothing_to_scrub(item.payload, settings)):
         return item.payload
     loaded = loaded if loaded is not None else _load(item, number)
     try:

@@ -64,13 +64,17 @@ def scrub(event: dict[str, Any], settings: ScrubbingSettings, sent: bytes | None
     one (`event` itself is left as it was). `sent`: the JSON `event` was read from, if at hand: when
     it provably holds nothing any rule matches (scrubbing/prefilter.py), Relay is not asked."""
     config = pii_config(settings)
-    if config is None or (sent is not None and holds_nothing_to_scrub(sent, settings)):
+    if config is None:
+        return event
+    if "_meta" in event:  # an SDK's remarks are Relay's to read, not data: never kept
+        event = {key: value for key, value in event.items() if key != "_meta"}
+    if sent is not None and holds_nothing_to_scrub(sent, settings):
         return event
     try:
         out = pii_strip_event(config, event, json_dumps=_as_json)
     except RelayError as exc:  # its message may quote the item, and carries a Rust backtrace: its kind only
         raise UnscrubbableItem(f"The item could not be scrubbed ({type(exc).__name__}).") from None
-    kept = _kept(event, out, out.pop("_meta", None) or {})
+    kept = _kept(event, out, out.pop("_meta", None) or {}, _Clean(settings))
     return kept if isinstance(kept, dict) else {}
 
 
@@ -82,10 +86,10 @@ def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSetti
         without = _without_distinct_ids(payload)
         if without is not payload:
             return scrub_as_extra(without, settings)
+    if item_type in EVENT_SHAPED:
+        return scrub(payload, settings, sent)
     if sent is not None and holds_nothing_to_scrub(sent, settings):
         return payload
-    if item_type in EVENT_SHAPED:
-        return scrub(payload, settings)
     if item_type == "log":
         return _scrub_logs(payload, settings)
     return scrub_as_extra(payload, settings)
@@ -160,23 +164,47 @@ def _as_json(value: Any) -> str | bytes:
     return json.dumps(value, ensure_ascii=False).encode("utf-8", "replace")
 
 
-def _kept(sent: Any, out: Any, meta: dict[str, Any]) -> Any:
+class _Clean:
+    """Whether a value Relay changed without any rule's remark (a legacy key it moved, a value of a
+    type it refuses, an unknown key where it takes none) may be kept as sent: when it holds nothing
+    any rule of the settings matches (scrubbing/prefilter.py, on its JSON). So an item the prefilter
+    finds clean is kept exactly as Relay's full path would keep it: as sent."""
+
+    def __init__(self, settings: ScrubbingSettings) -> None:
+        self.settings = settings
+
+    def __call__(self, value: Any) -> bool:
+        return _holds_nothing(value) or holds_nothing_to_scrub(json.dumps(value).encode(), self.settings)
+
+
+def _kept(sent: Any, out: Any, meta: dict[str, Any], clean: _Clean) -> Any:
     """What is kept of `sent`, a value as the SDK sent it, given `out`, Relay's output at the same
     place (_GONE: none), and `meta`, Relay's `_meta` there: `sent` itself where Relay changed
     nothing in it, else a copy with Relay's values where it changed them; _GONE for nothing."""
     if "" in meta:  # a remark on this very value: scrubbed, removed, trimmed or refused
-        return sent if out == sent else out
+        if out == sent or (not _by_a_rule(meta[""]) and clean(sent)):
+            return sent
+        return out
     if out is _GONE or out is None:  # Relay did not keep it (unknown where it takes no unknown key, or moved)
-        return sent if _holds_nothing(sent) else out
+        return sent if clean(sent) else out
     if isinstance(out, dict | list):
         if isinstance(sent, dict):
-            return _kept_dict(sent, out, meta)
+            return _kept_dict(sent, out, meta, clean)
         if isinstance(sent, list):
-            return _kept_list(sent, out, meta)
+            return _kept_list(sent, out, meta, clean)
         return out if meta else sent  # a string Relay read as parts (a query string, cookies), scrubbed within
     if isinstance(sent, list) and not meta and not any(isinstance(v, dict | list) for v in sent):
         return sent  # a header's values, which Relay joins into one string and found nothing in
     return out if isinstance(sent, dict | list) else sent  # else: Relay's type for the same value (42 as "42")
+
+
+def _by_a_rule(remarks: Any) -> bool:
+    """Whether Relay's remarks on a value name a rule that changed it (not only an error of its own,
+    `err`, or one of its internal remarks, whose rule ids start with "!")."""
+    found = remarks.get("rem") if isinstance(remarks, dict) else None
+    if not isinstance(found, list):
+        return False
+    return any(not (isinstance(remark, list) and remark and str(remark[0]).startswith("!")) for remark in found)
 
 
 def _holds_nothing(value: Any) -> bool:
@@ -188,7 +216,7 @@ def _holds_nothing(value: Any) -> bool:
     return value is None or value == ""
 
 
-def _kept_dict(sent: dict[str, Any], out: Any, meta: dict[str, Any]) -> Any:
+def _kept_dict(sent: dict[str, Any], out: Any, meta: dict[str, Any], clean: _Clean) -> Any:
     if isinstance(out, list):  # headers, tags, cookies: Relay writes a mapping as [name, value] pairs
         found = _pairs(out, meta)
         if found is None:
@@ -201,7 +229,7 @@ def _kept_dict(sent: dict[str, Any], out: Any, meta: dict[str, Any]) -> Any:
         matched.add(name)
         if value is None:
             continue
-        child = _kept(value, out.get(name, _GONE), meta.get(name) or {})
+        child = _kept(value, out.get(name, _GONE), meta.get(name) or {}, clean)
         if child is value:
             continue
         kept = dict(sent) if kept is None else kept
@@ -240,14 +268,14 @@ def _pairs(out: list[Any], meta: dict[str, Any]) -> tuple[dict[str, Any], dict[s
     return values, remarks
 
 
-def _kept_list(sent: list[Any], out: Any, meta: dict[str, Any]) -> Any:
+def _kept_list(sent: list[Any], out: Any, meta: dict[str, Any], clean: _Clean) -> Any:
     if isinstance(out, dict) and isinstance(out.get("values"), list):  # Relay's {"values": [...]} of a bare list
         out, meta = out["values"], meta.get("values") or {}
     if not isinstance(out, list) or len(out) != len(sent) or not _aligned(sent, out):
         return out
     kept = None
     for index, value in enumerate(sent):
-        child = _kept(value, out[index], meta.get(str(index)) or {})
+        child = _kept(value, out[index], meta.get(str(index)) or {}, clean)
         if child is not value:
             kept = list(sent) if kept is None else kept
             kept[index] = None if child is _GONE else child
