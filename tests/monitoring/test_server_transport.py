@@ -102,3 +102,30 @@ async def test_sentry_mode_keeps_envelopes_while_upstream_is_down_and_delivers_e
     ids = sorted(parse_envelope(r.body).payloads("event")[0]["event_id"] for r in delivered)
     assert ids == sorted(sent)
     assert all(r.headers["x-sentry-auth"].startswith("Sentry ") for r in delivered)
+
+
+def test_local_mode_writes_the_servers_envelopes_scrubbed_never_as_sent(
+    sentry_init, engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backend's own reports pass the same step before the write as the tunnel's (issue 35):
+    Lookout's ingest gives the runtime's tunnel its `prepare`, and the transport asks the runtime."""
+    from app.ingest.endpoints import Ingest
+    from app.ingest.store import InboxStore
+    from reflex_lookout import runtime
+    from reflex_lookout.scrubbing.envelope import SCRUBBED
+
+    monkeypatch.setattr(runtime, "_current", None)  # the runtime made here is this test's alone
+    settings = Settings.from_env(LOCAL_ENV)
+    made = runtime.Runtime(settings, OutboxStore(engine))
+    Ingest(made.tunnel, InboxStore(engine))
+    start_sdk(sentry_init, settings,
+              lambda o: OutboxTransport(o, made.store, True, 10**9, prepare=made.server_body))
+    secret = "server-" + "side-secret-9"
+    sentry_sdk.set_extra("api_key", secret)
+    sentry_sdk.capture_message("Lookout test: scrubbed before the write")
+    sentry_sdk.flush(5)
+    [(status, _, _, _, body)] = rows(engine)
+    assert status == LOCAL and secret.encode() not in body
+    assert parse_envelope(body).header[SCRUBBED] == 1
+    [event] = parse_envelope(body).payloads("event")
+    assert event["extra"]["api_key"] == "[Filtered]"

@@ -12,8 +12,10 @@ What is kept of each part (docs/inbox-and-console.md lists the same):
 - **the envelope header**: without the trace header's `user_id`, `user_segment` and `user` (a
   user's identity, which nothing downstream reads), the rest scrubbed as `extra`.
 
-An item whose JSON cannot be read, or that Relay refuses, is refused with the envelope
-(`UnscrubbableItem`, a ValueError, with a sentence): what cannot be scrubbed is not stored.
+An item that may hold something to scrub (scrubbing/prefilter.py) but whose JSON cannot be read,
+or that Relay refuses, is refused with the envelope (`UnscrubbableItem`, a ValueError, with a
+sentence): what cannot be scrubbed is not stored. An item that provably holds nothing to scrub is
+not parsed here at all (the reader that needs it parsed refuses it, if it must).
 With scrubbing off (`scrub_data` false) everything is kept as sent.
 
 The result names itself scrubbed in its header (`SCRUBBED`, set here only: a client's own is

@@ -13,7 +13,8 @@ module looks for, in the bytes as sent (`PATTERNS`):
   security number (`ddd-dd-dddd`), an IBAN (two capitals, two digits, eleven letters or digits),
   a PEM key (`-----BEGIN`), a URL's user and password (`//user:pass@`, slashes escaped or not),
   an e-mail address (Relay replaces them in log messages: `@`, then a domain with a dot); with
-  the project scrubbing IP addresses, anything like part of one (`d.d`, `h:h`, `::`). A space
+  the project scrubbing IP addresses, four dotted numbers, `::` or eight groups of hex digits, and
+  the names of the fields it then removes whatever they hold (`ip_address`, `REMOTE_ADDR`, ...). A space
   between digits may be written as one of JSON's escapes (`\\n`, `\\r`, `\\t`, `\\f`).
 
 The search is over ASCII. Relay's regexes are Unicode-aware (`(?i)` folds `ſ` to `s` and the Kelvin
@@ -58,8 +59,15 @@ PATTERNS: tuple[tuple[bytes, bool], ...] = (
     (rb"(?:/|\\/)(?:/|\\/)[a-zA-Z0-9%_.:-]+@", False),  # a URL's user and password
     (rb"\\u", False),  # an escaped character: maybe one outside ASCII
 )
-IP_PATTERNS: tuple[tuple[bytes, bool], ...] = ((rb"[0-9]\.[0-9]", False), (rb"[0-9a-fA-F]:[0-9a-fA-F:]", False),
-                                               (rb"::", False))
+# Relay's IPv4 rule needs four dotted numbers; each form of its IPv6 rule holds `::` or eight groups;
+# and the fields its conversion removes whatever they hold ($http.env.REMOTE_ADDR, $user.ip_address,
+# $sdk.client_ip, a span's `user.ip`, an attribute `client.address`).
+IP_PATTERNS: tuple[tuple[bytes, bool], ...] = (
+    (rb"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}", False),
+    (rb"::", False),
+    (rb"(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}", False),
+    *((re.escape(field).encode(), True) for field in ("remote_addr", "ip_address", "client_ip", "user.ip", "client.address")),
+)
 
 
 class _Matcher:
