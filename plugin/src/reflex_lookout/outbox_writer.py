@@ -8,6 +8,7 @@ import contextlib
 import queue
 import sqlite3
 import threading
+import time
 from collections import defaultdict
 
 import anyio.to_thread
@@ -22,6 +23,15 @@ Waiter = tuple[dict[str, object], asyncio.Future[None]]
 # as the engine's own connections do (`app/db.py`), so the loop is never blocked and a browser, whose
 # SDK does not send a refused envelope again, is not answered 503 for a lock that was about to go.
 LOOP_BUSY_TIMEOUT_MS = 100
+# How long the database must go without a write before `_Checkpointer` empties the WAL file (a
+# TRUNCATE checkpoint), so that no byte of a delivered envelope (its row deleted and zeroed:
+# `secure_delete`) is left in the WAL's older frames. 1 s: longer than the gaps inside a burst (a
+# page load's envelopes, the forwarder's deletes after each delivery), so a busy outbox does not
+# have its WAL cut and grown again between commits, and well under the interval of the forwarder's
+# lease renewal (a write every 2-3 s, background.RENEW_S), which would otherwise keep an idle app's
+# WAL from ever being emptied. A delivered envelope's bytes leave the files ~1-1.2 s after the last
+# write (its row's deletion, or a lease renewal just after it).
+IDLE_TRUNCATE_S = 1.0
 
 
 class OutboxWriter:
@@ -119,9 +129,14 @@ class OutboxWriter:
             if self._on_loop:
                 cursor.execute(f"PRAGMA busy_timeout={LOOP_BUSY_TIMEOUT_MS}")
             cursor.close()
-            if self._checkpoints is None:
-                self._checkpoints = _Checkpointer(self.store.engine)
+            self.start_checkpoints()
         return connection
+
+    def start_checkpoints(self) -> None:
+        """Checkpoint the WAL from now on (SQLite; else nothing), not only from the first commit: a
+        process that only delivers and deletes what an earlier one left needs it too (runtime.py)."""
+        if self._sqlite and self._checkpoints is None:
+            self._checkpoints = _Checkpointer(self.store.engine)
 
     def _next_batch(self) -> list[Waiter] | None:
         """The waiting rows (blocks for the first), or None once `close` asked the thread to stop."""
@@ -157,8 +172,11 @@ class OutboxWriter:
 
 def _locked(error: StoreFailed) -> bool:
     """Whether SQLite gave up waiting for another writer's lock ("database is locked"/"busy")."""
-    cause = error.__cause__
-    return isinstance(cause, sqlite3.OperationalError) and ("locked" in str(cause) or "busy" in str(cause))
+    return _busy(error.__cause__)
+
+
+def _busy(error: BaseException | None) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
 
 def _discard(connection: DBAPIConnection | None) -> None:
@@ -174,22 +192,83 @@ class _Checkpointer:
     non-stop writes the WAL grows (SQLite starts it over only once a checkpoint has caught up, i.e.
     when the writer pauses): `OutboxBudget` counts the WAL file, so a full disk budget pauses intake.
     (Letting the writer checkpoint at a size bound instead stalled its batches for 200–400 ms.)
+
+    Once the database has gone `idle_s` without a write since the WAL was last emptied, a TRUNCATE
+    checkpoint copies the rest and cuts the WAL file to 0 bytes, once per pause: with
+    `secure_delete`, nothing of a deleted row is then left in the database, its WAL or its -shm
+    (which indexes the WAL's frames, never holding their content). A write is seen whichever
+    connection made it (the writer's inserts, the forwarder's deletes, a lease's renewal): SQLite's
+    `data_version` on this connection changes with every commit of another. TRUNCATE takes the
+    write lock and then needs every reader off the WAL; this connection waits for neither (busy
+    timeout 0): SQLite answers busy at once and it is tried again at the next tick, so the writer
+    is held up only while the few pages the passive checkpoints left are copied.
     """
 
-    def __init__(self, engine: sqlalchemy.Engine, interval_s: float = 0.2) -> None:
-        self.engine, self.interval_s = engine, interval_s
+    def __init__(self, engine: sqlalchemy.Engine, interval_s: float = 0.2, idle_s: float = IDLE_TRUNCATE_S) -> None:
+        self.engine, self.interval_s, self.idle_s = engine, interval_s, idle_s
+        self._errors = (sqlalchemy.exc.SQLAlchemyError, engine.dialect.loaded_dbapi.Error)
+        self._version: int | None = None  # `PRAGMA data_version` as last read on this connection
+        self._changed_at = 0.0  # time.monotonic() when it last changed
+        self._unemptied = True  # written to since the WAL was last emptied (or not known)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lookout-wal-checkpoint", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stopping.wait(self.interval_s):
-            with contextlib.suppress(sqlalchemy.exc.SQLAlchemyError), self.engine.connect() as connection:
-                connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        connection: DBAPIConnection | None = None
+        try:
+            while not self._stopping.wait(self.interval_s):
+                try:
+                    if connection is None:
+                        connection = self._connect()
+                    self._checkpoint(connection)
+                except self._errors as exc:
+                    if connection is not None and _busy(exc):
+                        continue  # a moment's lock (busy timeout 0): again at the next tick
+                    _close(connection)  # the database is away: a new connection at the next tick
+                    connection, self._version = None, None
+        finally:
+            _close(connection)
+
+    def _connect(self) -> DBAPIConnection:
+        """A connection of this thread's own, for good (`data_version` is counted per connection),
+        taken out of the pool so that it holds none of the pool's places."""
+        connection = self.engine.raw_connection()
+        connection.detach()
+        cursor = connection.cursor()
+        try:
+            cursor.execute("PRAGMA busy_timeout=0")  # never wait on the writer's lock or a reader
+        finally:
+            cursor.close()
+        return connection
+
+    def _checkpoint(self, connection: DBAPIConnection) -> None:
+        cursor = connection.cursor()
+        try:
+            cursor.execute("PRAGMA data_version")
+            version = cursor.fetchall()[0][0]
+            now = time.monotonic()
+            if version != self._version:  # another connection committed since the last tick
+                self._version, self._changed_at, self._unemptied = version, now, True
+            if self._unemptied and now - self._changed_at >= self.idle_s:
+                cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                busy = cursor.fetchall()[0][0]
+                self._unemptied = busy != 0  # a reader or the writer was in the way: next tick
+            else:
+                cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                cursor.fetchall()
+        finally:
+            cursor.close()
 
     def stop(self) -> None:
         self._stopping.set()
         self._thread.join()
+
+
+def _close(connection: DBAPIConnection | None) -> None:
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            connection.close()
 
 
 def _settle(batch: list[Waiter], error: Exception | None) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import stat
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
@@ -92,7 +94,10 @@ class Runtime:
 
     @contextlib.asynccontextmanager
     async def run_forwarder(self) -> AsyncIterator[None]:
-        """Lifespan task: deliver the outbox while the backend runs (only when a DSN is set)."""
+        """Lifespan task: deliver the outbox while the backend runs (only when a DSN is set). The WAL's
+        checkpoints start with it (outbox_writer.py), not at the tunnel's first commit: rows an earlier
+        run left, delivered and deleted before anything new is written, leave the files too."""
+        self.tunnel.writer.start_checkpoints()
         task = None
         if self.settings.dsn is not None:
             self.forwarder = Forwarder(self.store, self.settings, self.limits, self.stats, intake_busy=self.tunnel.busy,
@@ -114,14 +119,21 @@ class Runtime:
 def outbox_engine(url: str) -> sqlalchemy.Engine:
     """A host app's outbox database, its tables made if missing. A SQLite file gets its folder (with
     a `.gitignore` of `*`: nothing of it belongs in the app's repository) and the write-ahead log,
-    so the tunnel's writes and the forwarder's reads overlap across workers."""
+    so the tunnel's writes and the forwarder's reads overlap across workers.
+
+    What it holds are envelopes as the SDKs sent them, so only this user may read it: the plugin's
+    `.lookout/` folder is 0700 and the file 0600 (made before SQLite opens it; SQLite gives the
+    `-wal` and `-shm` files it makes the database file's mode). Deleted rows are zeroed
+    (`secure_delete`) and the writer's checkpointer empties the WAL once writes pause
+    (outbox_writer.py: `_Checkpointer`), so nothing of a delivered envelope stays in any of the three."""
     engine = sqlalchemy.create_engine(url)
     if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
-        folder = Path(str(engine.url.database)).parent
-        folder.mkdir(parents=True, exist_ok=True)
-        ignore = folder / ".gitignore"
+        database = Path(str(engine.url.database))
+        _private_folder(database.parent)
+        ignore = database.parent / ".gitignore"
         if not ignore.exists():
             ignore.write_text("*\n")
+        _private_file(database)
         sqlalchemy.event.listen(engine, "connect", _sqlite_pragmas)
     from reflex_lookout import tables
 
@@ -129,9 +141,51 @@ def outbox_engine(url: str) -> sqlalchemy.Engine:
     return engine
 
 
+def _private_folder(folder: Path) -> None:
+    """Make the outbox's folder 0700 (this user's only); an existing one is tightened only when it
+    is the plugin's own (`.lookout`), not a folder some other URL names."""
+    from reflex_lookout.settings import OUTBOX_DIR
+
+    made = not folder.is_dir()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if made:
+        os.chmod(folder, 0o700)  # whatever the umask took away from the owner
+    elif folder.name == OUTBOX_DIR:
+        _owner_only(folder)
+
+
+def _private_file(database: Path) -> None:
+    """The database file, made empty (SQLite's empty database) with mode 0600 if missing, else with
+    the group's and others' permissions taken away; its `-wal` and `-shm`, if a process left them,
+    too. An existing file is changed by its path, never opened: closing a descriptor of a file
+    drops every SQLite lock this process holds on it (`outbox="db"`: the app's own database)."""
+    try:
+        fd = os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        _owner_only(database)
+    else:
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask took away from the owner
+        finally:
+            os.close(fd)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            _owner_only(database.with_name(database.name + suffix))
+
+
+def _owner_only(path: Path) -> None:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        os.chmod(path, mode & 0o700)
+
+
 def _sqlite_pragmas(dbapi_connection: sqlalchemy.engine.interfaces.DBAPIConnection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA journal_size_limit=67108864")  # the WAL file shrinks back when it starts over
+    # Deleted content is overwritten with zeros, not left in free space and free pages: a delivered
+    # envelope's row is gone from the file once the WAL is checkpointed (as app/db.py sets it).
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
