@@ -40,7 +40,8 @@ async def test_the_row_holds_the_scrubbed_envelope_as_soon_as_it_is_answered(
              "request": {"headers": {"Authorization": "Bearer before-write-tok-2"}, "data": {"password": "pw-3"}}}
     crawled = {**error("'crawled marker-4'"), "request": {"headers": {"User-Agent": CRAWLER}}}
     session = {"sid": "s", "did": "user-did-5", "status": "ok", "attrs": {"release": "1"}}
-    body = build(None, [("event", json.dumps(event).encode()), ("event", json.dumps(crawled).encode()),
+    dsn = "http://lookout@lookout.example:3000/1"  # a public key, kept as sent
+    body = build(dsn, [("event", json.dumps(event).encode()), ("event", json.dumps(crawled).encode()),
                         ("attachment", b"attachment-bytes-6"), ("session", json.dumps(session).encode())],
                  event_id=event["event_id"],
                  trace={"trace_id": "c" * 32, "public_key": "lookout", "user_id": "user-id-7", "user_segment": "vip-8"},
@@ -54,6 +55,7 @@ async def test_the_row_holds_the_scrubbed_envelope_as_soon_as_it_is_answered(
                    "user-id-7", "vip-8"):
         assert secret.encode() not in data, secret
     assert row.headers[SCRUBBED] == 1 and row.headers["trace"] == {"trace_id": "c" * 32, "public_key": "lookout"}
+    assert row.headers["dsn"] == dsn
     kept, filtered, attachment, kept_session = row.items
     assert json.loads(kept.payload)["extra"]["api_key"] == "[Filtered]"
     assert (filtered.type, framing(filtered), filtered.payload) == ("event", {FILTERED_BY: "web_crawlers"}, b"")

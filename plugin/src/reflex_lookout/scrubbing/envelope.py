@@ -10,7 +10,8 @@ What is kept of each part (docs/inbox-and-console.md lists the same):
   them): its type alone, no headers and no payload;
 - **item headers** (content type, file name, ...): scrubbed as `extra`;
 - **the envelope header**: without the trace header's `user_id`, `user_segment` and `user` (a
-  user's identity, which nothing downstream reads), the rest scrubbed as `extra`.
+  user's identity, which nothing downstream reads), its `dsn` as sent (a public key, checked by the
+  tunnel), the rest scrubbed as `extra`.
 
 An item that may hold something to scrub (scrubbing/prefilter.py) but whose JSON cannot be read,
 or that Relay refuses, is refused with the envelope (`UnscrubbableItem`, a ValueError, with a
@@ -74,13 +75,16 @@ def with_defaults(dsn: str, parsed: Envelope) -> Envelope:
 
 def envelope_header(headers: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
     """The envelope header as it may be written (see the module's list), named scrubbed."""
-    kept = {key: value for key, value in headers.items() if key != SCRUBBED}
+    kept = {key: value for key, value in headers.items() if key not in (SCRUBBED, "dsn")}
     if settings.scrub_data:
         trace = kept.get("trace")
         if isinstance(trace, dict) and any(key in trace for key in TRACE_USER_KEYS):
             kept["trace"] = {key: value for key, value in trace.items() if key not in TRACE_USER_KEYS}
         kept = _scrubbed_as_extra(kept, settings)
-    return {**kept, SCRUBBED: 1}
+    # The DSN names its project by a public key, no secret, and the tunnel accepted the envelope for
+    # it: kept as sent (Relay's URL rule would take the key for a user name, and every header to Relay).
+    dsn = {"dsn": headers["dsn"]} if "dsn" in headers else {}
+    return {**kept, **dsn, SCRUBBED: 1}
 
 
 def _item_headers(headers: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
