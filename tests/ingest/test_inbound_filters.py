@@ -138,6 +138,20 @@ def test_error_messages() -> None:
     assert dropped_by("event", {"message": "error during CLEANUP of x"}, settings) == "error_messages"
 
 
+def test_error_messages_read_every_exception_of_a_chain_up_to_twenty() -> None:
+    """A chained error (the SDKs send the cause first, the raised one last) is dropped when any of its
+    first 20 exceptions matches, the outer one too, as Relay's filter reads them all (issue 36, 11)."""
+    settings = only("error_messages", error_messages=("TimeoutError: upstream*",))
+    chain = [{"type": "KeyError", "value": "'cart'"}, {"type": "ValueError", "value": "bad cart"},
+             {"type": "TimeoutError", "value": "upstream took 30 s"}]
+    assert dropped_by("event", {"exception": {"values": chain}}, settings) == "error_messages"
+    assert dropped_by("event", {"exception": {"values": chain[:2]}}, settings) is None
+    assert dropped_by("event", {"exception": {"values": [chain[2], *chain[:2]]}}, settings) == "error_messages"  # the first
+    padded = [{"type": "KeyError", "value": str(n)} for n in range(19)]
+    assert dropped_by("event", {"exception": {"values": [*padded, chain[2]]}}, settings) == "error_messages"  # the 20th
+    assert dropped_by("event", {"exception": {"values": [*padded, chain[0], chain[2]]}}, settings) is None  # the 21st
+
+
 def test_health_check_transactions_from_the_real_sentry_sdk() -> None:
     names = ("GET /healthz", "/api/heartbeat/1", "/ping", "/checkout", "/ready/now")
     with sentry_sdk_envelopes(traces_sample_rate=1.0) as bodies:

@@ -119,3 +119,20 @@ async def test_only_error_events_count_and_no_quota_asks_nothing(tmp_path: Path)
     quotas = Quotas(engine, Clock(MINUTE))
     assert await admitted(quotas, 3, ["transaction", "log"]) == 3
     assert await admitted(quotas, 3) == 1
+
+
+async def test_with_both_windows_full_the_wait_is_until_the_later_one_ends(tmp_path: Path) -> None:
+    """Both the minute and the hour spent at once: the SDK is told to wait for the hour (the later
+    window), in Retry-After and in X-Sentry-Rate-Limits alike; waiting only for the minute would be
+    refused again at once (issue 36, item 11)."""
+    engine = sqlite_inbox(tmp_path)
+    limited(engine, per_minute=2, per_hour=2)
+    clock = Clock(MINUTE + 10)
+    quotas = Quotas(engine, clock)
+    assert await admitted(quotas, 3) == 2
+    with pytest.raises(Refused) as refused:
+        await quotas.admit(LOCAL_DSN, EVENT)
+    wait = 3600 - 10  # until the hour ends, not the minute's 50 s
+    assert refused.value.headers["Retry-After"] == str(wait)
+    assert refused.value.headers["X-Sentry-Rate-Limits"].startswith(f"{wait}:")
+    assert "2 events a minute and 2 events an hour" in refused.value.message

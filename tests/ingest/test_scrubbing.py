@@ -149,6 +149,22 @@ def test_log_lines_sessions_and_user_reports_are_scrubbed_too() -> None:
     assert set(READ_ITEM_TYPES) <= set(SCRUBBED_ITEM_TYPES)  # every item the inbox reads is scrubbed
 
 
+def test_a_log_lines_body_and_attributes_and_fields_are_each_scrubbed_whichever_alone_needs_it() -> None:
+    """Each part of a line is applied on its own: a line whose body alone holds a card, one whose
+    attributes alone hold a password, one whose other fields alone do (issue 36, item 11)."""
+    logs = {"items": [
+        {"timestamp": 1.0, "level": "info", "body": f"paid with {CARD}", "attributes": {"route": "/pay"}},
+        {"timestamp": 2.0, "level": "info", "body": "logged in", "attributes": {"password": "attr-pass-1"}},
+        {"timestamp": 3.0, "level": "info", "body": "logged out", "extra": {"password": "field-pass-2"}},
+        {"timestamp": 4.0, "level": "info", "body": "nothing", "attributes": {"route": "/a"}},
+    ]}
+    first, second, third, fourth = scrub_item("log", logs, ON, json.dumps(logs).encode())["items"]
+    assert first == {**logs["items"][0], "body": "paid with [Filtered]"}
+    assert second == {**logs["items"][1], "attributes": {"password": "[Filtered]"}}
+    assert third == {**logs["items"][2], "extra": {"password": "[Filtered]"}}
+    assert fourth is logs["items"][3]
+
+
 def test_the_config_is_made_once_per_settings() -> None:
     pii_config.cache_clear()
     settings = ScrubbingSettings(sensitive_fields=("ssn",))
