@@ -6,6 +6,7 @@ from pathlib import Path
 import reflex as rx
 
 import reflex_lookout
+from app import package_json
 from app.sourcemaps import own_build
 
 ROOT = Path(__file__).resolve().parent
@@ -13,6 +14,9 @@ ROOT = Path(__file__).resolve().parent
 # every write to `lookout.db-wal` beside the code would restart the backend.
 DATA_DIR = ROOT / ".data"
 DATA_DIR.mkdir(exist_ok=True)
+# bun pretty-prints .web/package.json when it changes a package; Reflex copies it to the committed
+# reflex.lock/package.json after each install: kept on one line, as Reflex writes it.
+package_json.keep_compact(ROOT / ".web")
 
 config = rx.Config(
     app_name="app",
