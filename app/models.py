@@ -250,9 +250,12 @@ class InboxLog(SQLModel, table=True):
 
 
 class ConsoleUser(SQLModel, table=True):
-    """Someone who may sign in to the console from another machine (added with the CLI)."""
+    """Someone who may sign in to the console from another machine (added with the CLI). An id is
+    never handed out again, not even the newest one after its user is removed: AUTOINCREMENT on
+    SQLite (alembic 0022), a sequence on PostgreSQL. API tokens name the row they were made for."""
 
     __tablename__ = "console_user"
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(unique=True)

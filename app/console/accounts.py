@@ -8,11 +8,12 @@ also changes states and deletes issues. Failed sign-ins are throttled per name a
 address (`Throttle`). Passwords are kept as scrypt hashes, and an unknown name costs the same one
 scrypt run as a known one. A session is a random token in a cookie, stored only as its SHA-256;
 each use of it re-reads its user, so a removed user is signed out at once and a changed role
-applies at once.
+applies at once. Removing a user also revokes their API tokens (app/webapi/tokens.py), in the same
+transaction, and their id is never given to a user added later (the name may be).
 
     .venv/bin/python -m app.console.accounts add NAME --role maintainer   # asks for the password
     .venv/bin/python -m app.console.accounts role NAME --role viewer      # ends NAME's sessions
-    .venv/bin/python -m app.console.accounts remove NAME                  # ends NAME's sessions
+    .venv/bin/python -m app.console.accounts remove NAME                  # ends NAME's sessions, revokes their API tokens
     .venv/bin/python -m app.console.accounts hash                         # for LOOKOUT_CONSOLE_USERS
 """
 
@@ -35,13 +36,14 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import delete, insert, select, update
 
-from app.models import ConsoleSession, ConsoleUser, table_of
+from app.models import ApiToken, ConsoleSession, ConsoleUser, table_of
 
 ROLES = ("viewer", "maintainer")
 SESSION_S = 7 * 86400
 COOKIE = "lookout_session"
 USERS = table_of(ConsoleUser)
 SESSIONS = table_of(ConsoleSession)
+API_TOKENS = table_of(ApiToken)  # app/webapi/tokens.py's table (that module imports this one)
 _N, _R, _P = 2**14, 8, 1
 MAX_NAME_CHARS = 128
 # What an unknown name's password is checked against: the same scrypt parameters as a real hash,
@@ -152,12 +154,17 @@ class Accounts:
                 raise _not_in_database(name)
             connection.execute(delete(SESSIONS).where(SESSIONS.c.name == name))
 
-    def remove_user(self, name: str) -> None:
-        """Remove a database user and end their sessions."""
+    def remove_user(self, name: str, now: float | None = None) -> None:
+        """Remove a database user, end their sessions and revoke their API tokens (as of `now`; a
+        token revoked before keeps its date), all in one transaction. Their id is never reused, so
+        a user added later under the same name has none of these tokens (app/webapi/tokens.py)."""
         with self.engine.begin() as connection:
-            if connection.execute(delete(USERS).where(USERS.c.name == name)).rowcount == 0:
+            removed = connection.execute(delete(USERS).where(USERS.c.name == name).returning(USERS.c.id)).first()
+            if removed is None:
                 raise _not_in_database(name)
             connection.execute(delete(SESSIONS).where(SESSIONS.c.name == name))
+            connection.execute(update(API_TOKENS).where(API_TOKENS.c.user_id == removed.id, API_TOKENS.c.revoked_at.is_(None))
+                               .values(revoked_at=time.time() if now is None else now))
 
     def start_session(self, viewer: Viewer, now: float | None = None) -> str:
         token = secrets.token_urlsafe(32)
@@ -248,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     role = commands.add_parser("role", help="change a database user's role (ends their sessions)")
     role.add_argument("name")
     role.add_argument("--role", choices=ROLES, required=True)
-    remove = commands.add_parser("remove", help="remove a database user (ends their sessions)")
+    remove = commands.add_parser("remove", help="remove a database user (ends their sessions, revokes their API tokens)")
     remove.add_argument("name")
     commands.add_parser("hash", help="print the hash of a password, for LOOKOUT_CONSOLE_USERS")
     args = parser.parse_args(argv)
@@ -268,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.name} is now {args.role}; their sessions have ended")
         else:
             accounts.remove_user(args.name)
-            print(f"removed {args.name}; their sessions have ended")
+            print(f"removed {args.name}; their sessions have ended and their API tokens are revoked")
     except AccountError as exc:
         print(exc, file=sys.stderr)
         return 2

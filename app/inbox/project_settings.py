@@ -32,7 +32,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from app.inbox.tables import COUNTS, PROJECT_SETTINGS as TABLE, PROJECTS
 from app.ingest.filter_settings import FilterSettings
 from app.ingest.quota_settings import QuotaSettings
-from app.ingest.sourcemap_settings import SourceMapSettings
+from app.ingest.sourcemap_settings import SourceMapSettings, origin_of
+from app.sourcemaps.dev_modules import off_loopback
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,20 @@ def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
         elif not isinstance(value, bool):
             raise ValueError(f"The option {field.name} must be on or off.")
     return options
+
+
+def checked_sourcemaps(settings: SourceMapSettings) -> SourceMapSettings:
+    """`settings` checked (`SourceMapSettings.checked`), each dev server on this machine, or ValueError
+    with a sentence. Loopback only, not the webhooks' policy (any public address, or a private one
+    allowed): a dev server runs on the developer's own machine, and anyone with the project's DSN can
+    make ingest ask it for paths."""
+    checked = settings.checked()
+    for number, text in enumerate(settings.dev_servers, 1):
+        where = off_loopback(origin_of(text) or "")
+        if where is not None:
+            raise ValueError(f"The dev server on line {number} ({text!r}) is {where}: a dev server must be on "
+                             "this machine, at localhost, 127.0.0.1 or [::1] (loopback).")
+    return checked
 
 
 def encoded(settings: FilterSettings | ScrubbingSettings | QuotaSettings | SourceMapSettings) -> str:
@@ -159,8 +174,8 @@ class ProjectSettingsStore:
 
     def set_sourcemaps(self, project_id: int, settings: SourceMapSettings, by: str = "") -> None:
         """Store the project's source-map settings, each origin in its one spelling (ValueError with
-        a sentence when one is no origin or there are too many)."""
-        self._save(project_id, {"sourcemaps": encoded(settings.checked())}, by)
+        a sentence when one is no origin, not on loopback, or there are too many)."""
+        self._save(project_id, {"sourcemaps": encoded(checked_sourcemaps(settings))}, by)
 
     def _save(self, project_id: int, part: dict[str, str], by: str) -> None:
         values: dict[str, Any] = {**part, "updated_at": time.time(), "updated_by": by[:200]}

@@ -9,7 +9,7 @@ random per install, unless LOOKOUT_LOCAL_DSN names one. More are added from the 
 
 `--dev-server` (again for each) and `dev-servers` (none: the project has none) set the dev servers whose
 modules the project's browser frames are mapped with (app/ingest/sourcemap_settings.py), as the
-settings page does.
+settings page does: each on this machine (localhost, 127.0.0.1, [::1]; `checked_sourcemaps`).
 """
 
 from __future__ import annotations
@@ -106,14 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("list", help="print every project's DSN")
     args = parser.parse_args(argv)
     from app import db
-    from app.inbox.project_settings import ProjectSettingsStore
+    from app.inbox.project_settings import ProjectSettingsStore, checked_sourcemaps
     from app.ingest.sourcemap_settings import SourceMapSettings
 
     engine = db.migrated_engine()
     projects = Projects(engine)
     if args.command in ("add", "dev-servers"):
         try:  # the origins are checked before the project is made: a bad one makes nothing
-            maps = SourceMapSettings(tuple(args.dev_server if args.command == "add" else args.origins)).checked()
+            maps = checked_sourcemaps(SourceMapSettings(tuple(args.dev_server if args.command == "add" else args.origins)))
             project = projects.add(args.name) if args.command == "add" else None
             project_id = args.project_id if project is None else project.id
             if maps.dev_servers or args.command == "dev-servers":

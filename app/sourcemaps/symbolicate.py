@@ -13,7 +13,7 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
   for the app's own events only; else, when the URL's origin is one of the project's dev servers
   (`dev_servers`, app/ingest/sourcemap_settings.py), the inline map of the module that dev server
   serves at that path (app/sourcemaps/dev_modules.py's `ModuleReader`, with its bounds: an origin
-  the project does not list is never asked);
+  the project does not list is never asked, one off loopback neither);
 - with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
   `filename` and `abs_path` become the original source's project-relative path
   (app/sourcemaps/source_paths.py), `function` the enclosing scope's name (else the token's name;
@@ -26,7 +26,8 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
 - a frame that cannot be mapped keeps its fields and gets `data.sourcemap_error`, a sentence: no map
   for the debug ID, no map for the file, the position outside the map (a line past its end, or a
   column past the end of the line in the served file), the map unreadable (symbolic's reason, or
-  over the bounds of app/sourcemaps/map_bounds.py), the event's budget spent.
+  over the bounds of app/sourcemaps/map_bounds.py), the event's budget spent, a dev server not read
+  (`NotRead`: not waited for, skipped after a timeout, off loopback).
 
 The stack trace as sent is kept as `raw_stacktrace` (Sentry's name) when a frame was mapped.
 Bounds: at most MAX_FRAMES frames per event are looked at, innermost first (the rest stay as sent), at most
@@ -36,6 +37,10 @@ MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so)
 one uninterruptible call, so the bytes are checked before it and the time before each frame; past
 either, the event's remaining frames stay as sent, each saying why, and the event is stored so: one
 costly event costs at most its budget (and one parse), and the feeder goes on with the others.
+Waiting for dev servers (this app's own in dev mode, a project's listed ones) costs no CPU, so it has
+a budget of its own in wall time: `max_wait_ms` per event in all (`event_wait`), within the reader's
+bounds per request and per origin; past it a frame that needs a dev server says so, and the others
+are mapped as usual.
 
 A lookup that fails because the database is away (or locked) raises: the feeder keeps the whole
 batch and tries it again later (`its_own_fault`), so the event is symbolicated once the maps can
@@ -55,7 +60,7 @@ from urllib.parse import unquote, urlsplit
 from app.ingest.incoming import its_own_fault
 from app.ingest.sourcemap_settings import origin_of
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
-from app.sourcemaps.dev_modules import ModuleReader
+from app.sourcemaps.dev_modules import ModuleReader, NotRead, event_wait
 from app.sourcemaps.map_cache import Entry, MapCache, ParsedMap, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
 from app.sourcemaps.positions import Positions
@@ -63,6 +68,7 @@ from app.sourcemaps.positions import Positions
 logger = logging.getLogger(__name__)
 MAX_FRAMES = 250
 MAX_LOOKUPS = 20
+MAX_WAIT_MS = 2000  # of an event's waiting for dev servers
 MAX_IMAGES = 1000
 MAX_URL = 2048
 MAX_POSITION = 10_000_000
@@ -92,14 +98,15 @@ class Symbolicator:
     def __init__(self, lookup: MapLookup, cache: MapCache | None = None,
                  max_frames: int = MAX_FRAMES, max_lookups: int = MAX_LOOKUPS,
                  max_bytes: int = SETTINGS.symbolicate_max_bytes, max_cpu_ms: int = SETTINGS.symbolicate_max_cpu_ms,
-                 modules: ModuleReader | None = None) -> None:
-        """`modules`: reads the projects' dev servers (made when first needed by default)."""
+                 modules: ModuleReader | None = None, max_wait_ms: int = MAX_WAIT_MS) -> None:
+        """`modules`: reads the projects' dev servers (made when first needed by default).
+        `max_wait_ms`: how long one event may wait for dev servers, in all."""
         self.lookup = lookup
         self._module_reader, self._module_lock = modules, threading.Lock()
         self.cache = cache if cache is not None else MapCache()
         self.positions = Positions()
         self.max_frames, self.max_lookups = max_frames, max_lookups
-        self.max_bytes, self.max_cpu_ms = max_bytes, max_cpu_ms
+        self.max_bytes, self.max_cpu_ms, self.max_wait_ms = max_bytes, max_cpu_ms, max_wait_ms
 
     def symbolicate(self, event: dict[str, Any], by_path: bool = True, project_id: int = LOCAL_PROJECT_ID,
                     dev_servers: tuple[str, ...] = ()) -> bool:
@@ -115,8 +122,9 @@ class Symbolicator:
                          time.thread_time() + self.max_cpu_ms / 1000, dev_servers)
         images = _images(event)
         changed = False
-        for holder in stacks:
-            changed |= self._map_stack(holder, images, budget)
+        with event_wait(self.max_wait_ms / 1000):
+            for holder in stacks:
+                changed |= self._map_stack(holder, images, budget)
         return changed
 
     def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: _Budget) -> bool:
@@ -225,6 +233,8 @@ class Symbolicator:
         budget.lookups.add(key)
         try:
             stored = fetch()
+        except NotRead as exc:  # a dev server not asked or not waited for: not a miss, a later event may read it
+            return str(exc)
         except Exception as exc:
             if not its_own_fault(exc):
                 raise  # the database is away: the feeder tries the batch again

@@ -78,11 +78,11 @@ def authenticate(engine: sqlalchemy.Engine, authorization: str | None, scope: st
     token = tokens.lookup(secret)
     if token is None:
         raise ApiAuthError(401, UPLOAD_TOKEN if _has(engine, UPLOAD_TOKENS, secret) else UNKNOWN)
+    role = tokens.role_of(token)
+    if role is None:  # its user was removed (which revoked it too): the clearer of the two reasons
+        raise ApiAuthError(401, REMOVED)
     if token.revoked_at is not None:
         raise ApiAuthError(401, f"This API token was revoked on {day(token.revoked_at)}; {HOW_TO_GET_ONE}.")
-    role = tokens.role_of(token)
-    if role is None:
-        raise ApiAuthError(401, REMOVED)
     caller = tokens.use(token, role)
     if scope not in caller.scopes:
         why = (f"its user's role ({role}) does not allow the {scope} scope" if scope in token.scopes

@@ -4,7 +4,9 @@
     status resolvedInNextRelease, or resolved with statusDetails.inNextRelease → resolve in the next release
     status unresolved                     → unresolve (a regressed issue is unresolved already)
     status ignored | muted                → ignore: for good; for snoozeDuration / ignoreDuration minutes;
-                                            or until ignoreCount more events (ignoreWindow is not kept)
+                                            or until ignoreCount more events (ignoreWindow is not kept).
+                                            Sentry ignores a resolved issue too: Lookout's states go
+                                            resolved → unresolved → ignored, so `apply` reopens it first
     assignedTo "user:ID" | name | "" | null → assign (or unassign)
     merge 1                               → merge (bulk only)
 
@@ -21,7 +23,10 @@ from typing import Any
 
 import sqlalchemy
 
+from app.inbox import states
 from app.inbox.bulk import Action
+from app.inbox.tables import ISSUES, chunks
+from app.inbox.triage import Triage
 from app.protocol.fields import whole
 from app.webapi import lookup
 from app.webapi.lookup import BadRequest
@@ -69,6 +74,24 @@ def read(engine: sqlalchemy.Engine, body: dict[str, Any], also: Collection[str] 
     if merge and actions:
         raise BadRequest("A merge is asked alone, with no status or assignee beside it.")
     return Changes(actions, merge, echo)
+
+
+def apply(triage: Triage, asked: Changes, ids: list[int], actor: str) -> None:
+    """Make the changes to the issues `ids` (not a merge), a chunk at a time (app/inbox/bulk.py). Blocking."""
+    for action in asked.actions:
+        if action.kind == "ignore":
+            triage.bulk(Action("unresolve"), resolved(triage.engine, ids), actor)
+        triage.bulk(action, ids, actor)
+
+
+def resolved(engine: sqlalchemy.Engine, ids: list[int]) -> list[int]:
+    """Those of `ids` that are resolved now."""
+    found: list[int] = []
+    with engine.connect() as connection:
+        for chunk in chunks(ids):
+            found += connection.execute(sqlalchemy.select(ISSUES.c.id).where(
+                ISSUES.c.id.in_(chunk), ISSUES.c.status == states.RESOLVED)).scalars()
+    return found
 
 
 def _ignore(body: dict[str, Any], details: dict[str, Any]) -> Action:

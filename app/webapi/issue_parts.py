@@ -8,21 +8,26 @@ import re
 from typing import Any
 
 import anyio.to_thread
+import sqlalchemy
+from sqlalchemy import select
 from starlette.requests import Request
 from starlette.responses import Response
 
 from app.inbox import issue_stats
 from app.inbox.activity import MAX_COMMENT
+from app.inbox.reading import KEPT, kept_events
+from app.inbox.search.engine import MAX_HITS
 from app.inbox.search.grammar import MAX_QUERY_CHARS
+from app.inbox.tables import EVENTS
 from app.webapi import event_shape, lookup, paging, shapes
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest, NotFound
-from app.webapi.parts import Parts, answer, body
+from app.webapi.parts import Parts, answer, body, heavy
 
 EVENT_ID = re.compile(r"[0-9a-fA-F]{32}|[0-9a-fA-F-]{36}")
 TAG_KEY = re.compile(r"[A-Za-z0-9_.:\[\]-]{1,32}")  # Relay's bound on a tag key
 EVENTS_PAGE, MAX_EVENTS_PAGE = 50, 100
-SCANNED = 1000  # stored events read at most to filter an events list by its query
+SCAN_PER_ROW = 10  # with a query, stored events read at most for each row a page may hold (1,000 for 100)
 FILTER = re.compile(r'(!?)([\w.:-]{1,32}):("[^"]*"|\S+)')
 
 
@@ -48,18 +53,61 @@ async def event(request: Request, caller: ApiCaller, parts: Parts) -> Response:
                                     issue["culprit"]))
 
 
+@heavy
 async def events(request: Request, caller: ApiCaller, parts: Parts) -> Response:
-    """The issue's stored events, newest first, those matching `query` (`key:value` terms on the event's
-    tags, `!key:value` none of them, free words in the title): at most the newest SCANNED are read."""
+    """A page of the issue's stored events, newest first (`sort=timestamp`: oldest first), from the `cursor`
+    on: those matching `query` (`key:value` terms on the event's tags, `!key:value` none of them, free words
+    in the title). The cursor counts stored events, so a page reads only the events it shows (and finds
+    whether one follows); with a query it reads at most SCAN_PER_ROW stored events for each row it may hold,
+    so it may hold fewer and still have a next page."""
     issue = await _issue(request, parts)
     size = paging.page_size(request.query_params, EVENTS_PAGE, MAX_EVENTS_PAGE)
+    start = paging.offset(request.query_params)
     query = request.query_params.get("query", "")
     if len(query) > MAX_QUERY_CHARS:
         raise BadRequest(f"A query has at most {MAX_QUERY_CHARS:,} characters, as the issues' search.")
     oldest = request.query_params.get("sort", "-timestamp") == "timestamp"
-    stored = await anyio.to_thread.run_sync(parts.reader.issue_events, issue["id"], SCANNED, oldest)
-    rows = [event_shape.event_row(s["event"], issue["id"], s["project_id"], s["received_at"]) for s in stored]
-    return answer([row for row in rows if _matches(row, query)][:size])
+    rows, following, more = await anyio.to_thread.run_sync(_page, parts.engine, issue["id"], start, size, query, oldest)
+    url = f"{parts.base(request)}{request.url.path}"
+    return answer(rows, headers={"Link": paging.link(url, request.query_params, start, size, more, following)})
+
+
+def _page(engine: sqlalchemy.Engine, issue_id: int, start: int, size: int, query: str,
+          oldest: bool) -> tuple[list[dict[str, Any]], int, bool]:
+    """Up to `size` rows of the events from stored event `start` on that match `query`, the position of the
+    stored event the next page starts at, and whether there is one (blocking)."""
+    end = start + (SCAN_PER_ROW * size if query else size)
+    rows: list[dict[str, Any]] = []
+    at = start
+    with engine.connect() as connection:
+        while len(rows) < size and at < end:
+            wanted = min(size, end - at)
+            stored = _stored(connection, issue_id, at, wanted, oldest)
+            for row in stored:
+                at += 1
+                if row is not None and _matches(row, query):
+                    rows.append(row)
+                    if len(rows) == size:
+                        break
+            if len(stored) < wanted:
+                break
+        more = connection.execute(_in_order(issue_id, oldest, EVENTS.c.id).offset(at).limit(1)).first() is not None
+    return rows, at, more and at <= MAX_HITS
+
+
+def _in_order(issue_id: int, oldest: bool, *columns: sqlalchemy.ColumnElement[Any]) -> sqlalchemy.Select[Any]:
+    return select(*columns).where(EVENTS.c.issue_id == issue_id).order_by(EVENTS.c.id if oldest else EVENTS.c.id.desc())
+
+
+def _stored(connection: sqlalchemy.Connection, issue_id: int, start: int, count: int,
+            oldest: bool) -> list[dict[str, Any] | None]:
+    """The rows of `count` stored events of the issue from position `start` on (None: one that cannot be read).
+    Their ids first: sorted by id, SQLite would read every stored event of the issue into its sorter."""
+    ids = _in_order(issue_id, oldest, EVENTS.c.id).offset(start).limit(count)
+    found = connection.execute(select(EVENTS.c.project_id, EVENTS.c.received_at, *KEPT).where(EVENTS.c.id.in_(ids))
+                               .order_by(EVENTS.c.id if oldest else EVENTS.c.id.desc())).all()
+    return [None if event is None else event_shape.event_row(event, issue_id, row[0], row[1])
+            for row, event in zip(found, kept_events(connection, [row[2:] for row in found]), strict=True)]
 
 
 def _matches(row: dict[str, Any], query: str) -> bool:

@@ -1,19 +1,22 @@
 """Issues in Sentry's web API: the project's list (sentry-cli) and the organization's (the MCP server),
 searched with the triage search's syntax (docs/search.md) and paged with a cursor; one issue by id or
 short id; and changes (app/webapi/changes.py) to one issue, to the issues of `id=` or of `status=`, or
-to all of a project's."""
+to all of a project's or the organization's (Sentry's bulk update, a merge among them); deleting issues by id."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import anyio.to_thread
+from sqlalchemy import select
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.inbox.bulk import MAX_ISSUES
+from app.inbox.bulk import MAX_ISSUES, Action
+from app.inbox.projects import Projects
 from app.inbox.search import Found, parse
 from app.inbox.search.engine import MAX_HITS
+from app.inbox.tables import ISSUES, chunks
 from app.webapi import changes, lookup, paging
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest
@@ -21,6 +24,7 @@ from app.webapi.parts import Parts, answer, body, shaped_issue, shaped_issues
 
 PROJECT_PAGE, ORG_PAGE, MAX_PAGE = 100, 25, 100  # issues per page: sentry-cli's default, the MCP's, at most
 MAX_IDS = 1000  # `id=` of one bulk update, as Sentry bounds them
+MAX_PROJECTS = 100  # `project=` of the organization's bulk update
 # Sentry's sorts as the triage search's: `user` and the others Lookout has no data for are by date.
 SORTS = {"date": "date", "new": "new", "freq": "freq", "user": "freq", "recommended": "date", "trends": "date",
          "inbox": "date"}
@@ -87,9 +91,8 @@ async def update(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     row = await anyio.to_thread.run_sync(lookup.issue, parts.search, request.path_params["issue"])
     asked = await anyio.to_thread.run_sync(changes.read, parts.engine, given, parts.triage.env_users)
     if asked.merge:
-        raise BadRequest("Merge issues with a bulk update: PUT /api/0/projects/ORG/PROJECT/issues/?id=A&id=B {\"merge\": 1}.")
-    for action in asked.actions:
-        await anyio.to_thread.run_sync(parts.triage.bulk, action, [row["id"]], caller.name)
+        raise BadRequest("Merge issues with a bulk update: PUT /api/0/organizations/ORG/issues/?id=A&id=B {\"merge\": 1}.")
+    await anyio.to_thread.run_sync(changes.apply, parts.triage, asked, [row["id"]], caller.name)
     after = await anyio.to_thread.run_sync(lookup.issue, parts.search, str(row["id"]))
     return answer(await shaped_issue(parts, after, parts.base(request)))
 
@@ -97,35 +100,87 @@ async def update(request: Request, caller: ApiCaller, parts: Parts) -> Response:
 async def bulk_update(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     """PUT on a project's issues: those of `id=`, else those of `status=`, else all of them (at most
     bulk.MAX_ISSUES). Sentry's answer: the change made."""
-    given = await body(request, parts.settings)
     project = await anyio.to_thread.run_sync(lookup.project, parts.engine, request.path_params["project"])
+    return await _bulk_update(request, caller, parts, [project["id"]])
+
+
+async def org_bulk_update(request: Request, caller: ApiCaller, parts: Parts) -> Response:
+    """PUT on the organization's issues: as a project's, over the projects of `project=` (all without)."""
+    return await _bulk_update(request, caller, parts, await _projects(request, parts))
+
+
+async def org_bulk_delete(request: Request, caller: ApiCaller, parts: Parts) -> Response:
+    """DELETE of the issues of `id=` (of the projects of `project=`, if any), with their events; 204
+    as Sentry answers, whether any was there or not."""
+    if not request.query_params.getlist("id"):
+        raise BadRequest(f"Name the issues to delete with id= (at most {MAX_IDS:,}): Lookout deletes issues by id only.")
+    ids = await anyio.to_thread.run_sync(_chosen, request, caller, parts, await _projects(request, parts))
+    if ids:
+        await anyio.to_thread.run_sync(parts.triage.bulk, Action("delete"), ids, caller.name)
+    return Response(status_code=204)
+
+
+async def _bulk_update(request: Request, caller: ApiCaller, parts: Parts, projects: list[int] | None) -> Response:
+    given = await body(request, parts.settings)
     asked = await anyio.to_thread.run_sync(changes.read, parts.engine, given, parts.triage.env_users)
-    ids = await anyio.to_thread.run_sync(_chosen, request, caller, parts, project["id"])
+    ids = await anyio.to_thread.run_sync(_chosen, request, caller, parts, projects)
     if asked.merge:
         return answer({"merge": await anyio.to_thread.run_sync(_merge, parts, ids, caller.name)})
-    for action in asked.actions:  # an issue the change does not apply to is left as it is, as in Sentry
-        await anyio.to_thread.run_sync(parts.triage.bulk, action, ids, caller.name)
+    # an issue the change does not apply to is left as it is, as in Sentry
+    await anyio.to_thread.run_sync(changes.apply, parts.triage, asked, ids, caller.name)
     return answer(asked.echo) if ids else Response(status_code=204)
 
 
-def _chosen(request: Request, caller: ApiCaller, parts: Parts, project_id: int) -> list[int]:
+async def _projects(request: Request, parts: Parts) -> list[int] | None:
+    """The projects of `project=` (an id or a name, repeated; -1 is all of them), or None: all."""
+    wanted = [p for p in request.query_params.getlist("project") if p != "-1"]
+    if len(wanted) > MAX_PROJECTS:
+        raise BadRequest(f"project= names at most {MAX_PROJECTS} projects.")
+    if not wanted:
+        return None
+    return await anyio.to_thread.run_sync(lambda: [lookup.project(parts.engine, p)["id"] for p in wanted])
+
+
+def _chosen(request: Request, caller: ApiCaller, parts: Parts, projects: list[int] | None) -> list[int]:
+    """The issues of `id=` there are in `projects` (None: any), else those of `status=`, else all."""
     params = request.query_params
     given = params.getlist("id")
     if given:
         if len(given) > MAX_IDS or not all(lookup.NUMBER.fullmatch(g) for g in given):
             raise BadRequest(f"id= takes at most {MAX_IDS} issue ids, each a whole number.")
-        ids = [int(g) for g in given]
-        shown = [parts.search.issue(i) for i in ids]
-        return [row["id"] for row in shown if row is not None and row["project_id"] == project_id]
+        ids = list(dict.fromkeys(int(g) for g in given))
+        of = _projects_of(parts, ids)
+        return [i for i in ids if i in of and (projects is None or of[i] in projects)]
     status = params.get("status", "")
     if status and status not in STATUS_FILTERS:
         raise BadRequest(f"status= is one of {', '.join(STATUS_FILTERS)}.")
-    return parts.search.ids(STATUS_FILTERS.get(status, ""), viewer=caller.name, project=project_id, limit=MAX_ISSUES)
+    found: list[int] = []
+    scopes: list[int | None] = list(projects) if projects is not None else [None]
+    for project_id in scopes:
+        if len(found) < MAX_ISSUES:
+            found += parts.search.ids(STATUS_FILTERS.get(status, ""), viewer=caller.name, project=project_id,
+                                      limit=MAX_ISSUES - len(found))
+    return found
+
+
+def _projects_of(parts: Parts, ids: list[int]) -> dict[int, int]:
+    """The project of each issue of `ids` there is, read a chunk at a time."""
+    found: dict[int, int] = {}
+    with parts.engine.connect() as connection:
+        for chunk in chunks(ids):
+            rows = connection.execute(select(ISSUES.c.id, ISSUES.c.project_id).where(ISSUES.c.id.in_(chunk)))
+            found.update(rows.tuples().all())
+    return found
 
 
 def _merge(parts: Parts, ids: list[int], actor: str) -> dict[str, Any]:
     if len(ids) < 2:
-        raise BadRequest("A merge takes at least two issues of the project (id=A&id=B).")
+        raise BadRequest("A merge takes at least two issues of one project (id=A&id=B).")
+    projects = set(_projects_of(parts, ids).values())
+    if len(projects) > 1:  # Sentry's sentence, and which projects
+        names = sorted(p.name for p in Projects(parts.engine).all() if p.id in projects)
+        raise BadRequest(f"Merging across multiple projects is not supported: these issues are of {', '.join(names)}; "
+                         "merge the issues of one project at a time.")
     try:
         parent = parts.triage.merge(ids, actor)
     except ValueError as exc:  # StateError: the merge's sentence

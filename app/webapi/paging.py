@@ -40,8 +40,9 @@ def offset(params: QueryParams) -> int:
     return int(found.group(2))
 
 
-def link(url: str, params: QueryParams, start: int, size: int, more: bool) -> str:
-    """The `Link` header of the page at `start` of `size` items (`more`: a next page has results)."""
+def link(url: str, params: QueryParams, start: int, size: int, more: bool, following: int | None = None) -> str:
+    """The `Link` header of the page at `start` of `size` items (`more`: a next page has results), the
+    next page at `following` (by default `start + size`)."""
     kept = [(k, v) for k, v in params.multi_items() if k != "cursor"]
 
     def item(rel: str, cursor: str, results: bool) -> str:
@@ -49,4 +50,5 @@ def link(url: str, params: QueryParams, start: int, size: int, more: bool) -> st
         return f'<{url}?{query}>; rel="{rel}"; results="{"true" if results else "false"}"; cursor="{cursor}"'
 
     previous = f"0:{max(0, start - size)}:1"
-    return ", ".join((item("previous", previous, start > 0), item("next", f"0:{start + size}:0", more)))
+    following = start + size if following is None else following
+    return ", ".join((item("previous", previous, start > 0), item("next", f"0:{following}:0", more)))

@@ -1,15 +1,19 @@
 """What every handler of the web API shares: the inbox's readers and triage (`Parts`), the JSON answer
-and error, the request's JSON body (bounded), its base URL, and issues in Sentry's shape."""
+and error, the request's JSON body (bounded), its base URL, issues in Sentry's shape, and the bound on
+the heavy calls a token has running at once (`heavy`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio.to_thread
 import sqlalchemy
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from app.console.accounts import env_users
 from app.inbox import issue_stats, states
@@ -19,11 +23,35 @@ from app.inbox.triage import Triage
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import base_url
 from app.webapi import lookup, shapes
+from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest
 from reflex_lookout.protocol.asgi import read_body
 from reflex_lookout.protocol.payloads import UnreadablePayload, load_object
 
 MAX_BODY_BYTES = 64 * 1024  # a PUT or POST body: a status, an assignee, a note of 10,000 characters
+HEAVY_AT_ONCE = 2  # heavy calls one token may have running at once, in one process
+RETRY_AFTER_S = 1
+
+
+class Running:
+    """How many heavy calls each API token has running, at most `most` at once. Only the event loop
+    counts (no lock): a call's count ends when its handler returns, after its worker thread."""
+
+    def __init__(self, most: int = HEAVY_AT_ONCE) -> None:
+        self.most = most
+        self.counts: Counter[int] = Counter()
+
+    def start(self, token_id: int) -> bool:
+        """Count one more call of the token, unless it has `most` running (False)."""
+        if self.counts[token_id] >= self.most:
+            return False
+        self.counts[token_id] += 1
+        return True
+
+    def end(self, token_id: int) -> None:
+        self.counts[token_id] -= 1
+        if self.counts[token_id] <= 0:
+            del self.counts[token_id]
 
 
 @dataclass(frozen=True)
@@ -33,6 +61,7 @@ class Parts:
     search: IssueSearch
     triage: Triage
     settings: Settings = SETTINGS
+    running: Running = field(default_factory=Running)
 
     @classmethod
     def of(cls, engine: sqlalchemy.Engine, settings: Settings = SETTINGS) -> Parts:
@@ -46,6 +75,27 @@ class Parts:
 
 def answer(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(content, status_code=status, headers=headers)
+
+
+Handler = Callable[[Request, ApiCaller, Parts], Awaitable[Response]]
+
+
+def heavy(handler: Handler) -> Handler:
+    """`handler`, answered 429 (with Retry-After and a sentence) while the token already has
+    HEAVY_AT_ONCE heavy calls running: one token cannot hold every worker thread and its memory."""
+
+    @functools.wraps(handler)
+    async def run(request: Request, caller: ApiCaller, parts: Parts) -> Response:
+        if not parts.running.start(caller.token_id):
+            return answer({"detail": f"This token already has {parts.running.most} heavy requests (such as an issue's "
+                                     f"events list) running; retry after {RETRY_AFTER_S} s, when one has answered."},
+                          429, {"Retry-After": str(RETRY_AFTER_S)})
+        try:
+            return await handler(request, caller, parts)
+        finally:
+            parts.running.end(caller.token_id)
+
+    return run
 
 
 async def body(request: Request, settings: Settings) -> dict[str, Any]:

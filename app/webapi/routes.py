@@ -8,7 +8,8 @@ upload API (app/sourcemaps/upload_api.py).
                            the token is not an API token (an upload token: the upload API answers, as before)
 
 Reads need org:read, project:read or event:read; changes event:write (a viewer's token never has
-it); a merge is a change like the others (as in Sentry, whose bulk PUT needs event:write). Errors are
+it); a merge is a change like the others (as in Sentry, whose bulk PUT needs event:write); deleting
+issues event:admin (Sentry's OrganizationEventPermission: DELETE needs event:admin). Errors are
 `{"detail": "<sentence>"}`; every database call runs in a worker thread.
 """
 
@@ -27,7 +28,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.console.accounts import env_users
-from app.inbox.search import IssueSearch, SearchError
+from app.inbox.search import SearchError
 from app.inbox.states import StateError
 from app.protocol.json_answers import SHARED_FAILURES, error, shared_failure
 from app.settings import SETTINGS, Settings
@@ -45,7 +46,7 @@ P = "/api/0"
 ORG = P + "/organizations/{org}"
 PROJECT = P + "/projects/{org}/{project}"
 ISSUE = ORG + "/issues/{issue}"
-WRITE = "event:write"
+WRITE, ADMIN = "event:write", "event:admin"
 Handler = Callable[[Request, ApiCaller, Parts], Awaitable[Response]]
 
 ROUTES: list[tuple[str, str, Handler, str]] = [  # path, method, handler, scope
@@ -66,6 +67,8 @@ ROUTES: list[tuple[str, str, Handler, str]] = [  # path, method, handler, scope
     (f"{PROJECT}/issues/", "GET", issues.project_list, "event:read"),
     (f"{PROJECT}/issues/", "PUT", issues.bulk_update, WRITE),
     (f"{ORG}/issues/", "GET", issues.org_list, "event:read"),
+    (f"{ORG}/issues/", "PUT", issues.org_bulk_update, WRITE),
+    (f"{ORG}/issues/", "DELETE", issues.org_bulk_delete, ADMIN),
     (f"{ISSUE}/", "GET", issues.detail, "event:read"),
     (f"{ISSUE}/", "PUT", issues.update, WRITE),
     (f"{P}/issues/{{issue}}/", "GET", issues.detail, "event:read"),
@@ -122,7 +125,7 @@ class Gate:
 
     def __init__(self, inner: ASGIApp, api: ASGIApp, engine: sqlalchemy.Engine) -> None:
         self.inner, self.api, self.engine = inner, api, engine
-        self.search = IssueSearch(engine)
+        self.links = links.Links(engine)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and is_web_api_path(scope["path"]):
@@ -130,7 +133,7 @@ class Gate:
                     is_api_token, self.engine, _authorization(scope)):
                 return await self.api(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"].startswith("/organizations/"):
-            page = await links.console_page(scope["path"], scope.get("query_string", b""), self.search)
+            page = await self.links.page(scope)
             if page is not None:
                 return await page(scope, receive, send)
         await self.inner(scope, receive, send)

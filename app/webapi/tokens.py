@@ -1,10 +1,12 @@
 """API tokens: what lets a script, `sentry-cli issues` or Sentry's MCP server use Lookout's web API
 (app/webapi/auth.py) as one console user, within Sentry's scopes (app/webapi/scopes.py).
 
-A token belongs to a console user: a database user (tied to its row, so a user removed, or removed
-and added again under the same name, has no working token) or one of LOOKOUT_CONSOLE_USERS (working
-while the name is there). Its scopes are at most what the user's role allows; each request gets
-them cut to what the role allows then. The secret is 64 lower-case hex digits, shown once; only its
+A token belongs to a console user: a database user or one of LOOKOUT_CONSOLE_USERS (working while
+the name is there). A database user's token is tied to their row: removing the user revokes it in
+the same transaction (app/console/accounts.py), and since a console_user id is never handed out
+again (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) a user added later under the same name is
+another row, which no earlier token names. Its scopes are at most what the user's role allows; each
+request gets them cut to what the role allows then. The secret is 64 lower-case hex digits, shown once; only its
 SHA-256 is kept (app/protocol/bearer.py), and a revoked token stays listed with its date. Made and
 revoked on the console's /tokens page or with `python -m app.inbox.tokens api NAME` (app/webapi/cli.py).
 """
@@ -143,7 +145,8 @@ class ApiTokens:
 
     def role_of(self, token: ApiTokenRow) -> str | None:
         """The role of the token's user now, or None once that user is gone (a database user removed,
-        even if added again since; a LOOKOUT_CONSOLE_USERS entry taken out)."""
+        even if added again since: the new row's id is never the old one's; a LOOKOUT_CONSOLE_USERS
+        entry taken out). Revocation is checked apart (`caller`, app/webapi/auth.py)."""
         found = self.user(token.user_name)
         if found is None or found[0] != token.user_id:
             return None

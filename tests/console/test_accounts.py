@@ -1,5 +1,6 @@
 """Console accounts on a real database: hashed passwords, users from the CLI and the environment,
-sessions that expire, and no default user."""
+sessions that expire, and no default user; removing a user ends their sessions and revokes their API
+tokens in one transaction, and a removed user's id is never given to another."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import sys
 
 import pytest
 import sqlalchemy
+from sqlalchemy.schema import CreateTable
 
 from app.console import accounts as module
-from app.console.accounts import AccountError, Accounts, Viewer, env_users, hash_password, verify_password
+from app.console.accounts import USERS, AccountError, Accounts, Viewer, env_users, hash_password, verify_password
+from app.webapi.tokens import ApiTokens
 
 
 def test_passwords_are_hashed_with_a_salt_and_verified() -> None:
@@ -102,7 +105,11 @@ def test_the_cli_changes_a_role_and_removes_a_user(engine: sqlalchemy.Engine, mo
     assert module.main(["role", "erin", "--role", "viewer"]) == 0
     assert accounts.session(token) is None  # signed out: the next sign-in has the new role
     assert accounts.authenticate("erin", "erin-secret") == Viewer("erin", "viewer")
+    _, api_token = ApiTokens(engine, from_env={}).add("erin")
+    capsys.readouterr()
     assert module.main(["remove", "erin"]) == 0 and accounts.authenticate("erin", "erin-secret") is None
+    assert capsys.readouterr().out == "removed erin; their sessions have ended and their API tokens are revoked\n"
+    assert ApiTokens(engine, from_env={}).lookup(api_token).revoked_at is not None  # type: ignore[union-attr]
     assert module.main(["remove", "erin"]) == 2 and "no user 'erin' in the database" in capsys.readouterr().err
 
 
@@ -121,6 +128,61 @@ def test_a_removed_or_demoted_users_sessions_end_at_once(engine: sqlalchemy.Engi
     assert accounts.session(kept) is None
     with pytest.raises(AccountError, match="no user 'bob'"):
         accounts.set_role("bob", "viewer")
+
+
+def test_removing_a_user_revokes_their_api_tokens_in_the_same_transaction(engine: sqlalchemy.Engine) -> None:
+    accounts = Accounts(engine, from_env={})
+    accounts.add_user("alice", "maintainer", "alice-secret")
+    accounts.add_user("bob", "viewer", "bob-secret")
+    tokens = ApiTokens(engine, from_env={})
+    (_, alice_token), (_, bob_token) = tokens.add("alice"), tokens.add("bob")
+    session = accounts.start_session(Viewer("alice", "maintainer"))
+
+    def refuse_the_revocation(_conn, _cursor, statement: str, *_args: object) -> None:
+        if statement.lstrip().upper().startswith("UPDATE API_TOKEN"):
+            raise RuntimeError("the database failed while revoking")
+
+    sqlalchemy.event.listen(engine, "before_cursor_execute", refuse_the_revocation)
+    try:
+        with pytest.raises(RuntimeError, match="failed while revoking"):
+            accounts.remove_user("alice")
+    finally:
+        sqlalchemy.event.remove(engine, "before_cursor_execute", refuse_the_revocation)
+    # all or nothing: alice is still there, signed in, and her token still works
+    assert accounts.authenticate("alice", "alice-secret") == Viewer("alice", "maintainer")
+    assert accounts.session(session) == Viewer("alice", "maintainer") and tokens.caller(alice_token) is not None
+
+    accounts.remove_user("alice", now=1_795_000_000.0)
+    assert accounts.session(session) is None and tokens.caller(alice_token) is None
+    assert [(t.user_name, t.revoked_at) for t in tokens.list()] == [("alice", 1_795_000_000.0), ("bob", None)]
+    assert tokens.caller(bob_token) is not None
+
+
+def test_a_removed_users_id_is_never_given_to_another(engine: sqlalchemy.Engine) -> None:
+    accounts = Accounts(engine, from_env={})
+
+    def id_of(name: str) -> int:
+        with engine.connect() as connection:
+            return connection.execute(sqlalchemy.select(USERS.c.id).where(USERS.c.name == name)).scalar_one()
+
+    accounts.add_user("alice", "viewer", "alice-secret")
+    accounts.add_user("max", "maintainer", "max-secret")
+    seen = {id_of("alice"), id_of("max")}
+    for _ in range(3):  # the newest user removed and added again: a new id each time
+        accounts.remove_user("max")
+        accounts.add_user("max", "maintainer", "max-secret")
+        assert id_of("max") not in seen and id_of("max") > max(seen)
+        seen.add(id_of("max"))
+    accounts.remove_user("max")
+    accounts.remove_user("alice")  # nobody left
+    accounts.add_user("alice", "viewer", "alice-secret")
+    assert id_of("alice") > max(seen)
+    if engine.dialect.name == "sqlite":  # the migrations (0022) and the model agree: AUTOINCREMENT
+        with engine.connect() as connection:
+            migrated = connection.execute(sqlalchemy.text(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'console_user'")).scalar_one()
+        assert "id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT" in migrated
+        assert "id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT" in str(CreateTable(USERS).compile(dialect=engine.dialect))
 
 
 def test_users_of_the_environment_keep_their_sessions_only_while_listed_there(engine: sqlalchemy.Engine) -> None:

@@ -20,6 +20,7 @@ from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import UnknownProject
+from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from app.settings import Settings
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
@@ -74,6 +75,30 @@ def test_the_cli_gives_a_project_its_dev_servers(engine: sqlalchemy.Engine, monk
     assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ()
     assert module.main(["dev-servers", "99", "http://localhost:5173"]) == 2
     assert capsys.readouterr().err.strip() == "There is no project 99."
+
+
+OFF_LOOPBACK = "a dev server must be on this machine, at localhost, 127.0.0.1 or [::1] (loopback)."
+
+
+def test_a_dev_server_off_this_machine_is_refused_by_the_cli_and_the_settings_store(
+        engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
+    """Anyone with a project's DSN makes ingest ask its dev servers for paths: never another host's."""
+    monkeypatch.setattr(db, "engine", lambda url=None: engine)
+    assert module.main(["add", "Shop", "--dev-server", "http://127.0.0.1:3000", "--dev-server", "http://10.0.0.5:3000"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"The dev server on line 2 ('http://10.0.0.5:3000') is on a private address: {OFF_LOOPBACK}")
+    assert Projects(engine).all() == []  # made nothing
+    project = Projects(engine).add("Shop")
+    assert module.main(["dev-servers", str(project.id), "http://169.254.169.254"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"The dev server on line 1 ('http://169.254.169.254') is on the cloud metadata address: {OFF_LOOPBACK}")
+    store = ProjectSettingsStore(engine)  # the settings page's way (app/pages/project_settings_state.py)
+    with pytest.raises(ValueError) as refused:
+        store.set_sourcemaps(project.id, SourceMapSettings(("http://localhost:5173", "http://devbox.internal:5173")))
+    assert str(refused.value) == (
+        f"The dev server on line 2 ('http://devbox.internal:5173') is on a host other than localhost: {OFF_LOOPBACK}")
+    assert store.sourcemaps(project.id) == SourceMapSettings()  # nothing stored
+    assert module.main(["dev-servers", str(project.id), "http://localhost:5173", "http://[::1]:5173"]) == 0
 
 
 OLD_DSN = "http://lookout@localhost/1"  # every install's local DSN before migration 0011: public

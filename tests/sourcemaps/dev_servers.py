@@ -4,7 +4,8 @@
   `--sourcemap=inline`, the shape Vite's dev server gives: a module whose last line is
   `//# sourceMappingURL=data:application/json;base64,...`, its lines moved by the JSX transform.
 - `recording_server`: a stdlib server for what esbuild will not answer (redirects, wrong types,
-  bodies without a length); it keeps every path it was asked for.
+  bodies without a length, answers late or never: `Route.delay_s`); it keeps every path it was asked
+  for.
 - `other_app_module`: another app's route module as its dev server serves it (JSX transformed by
   esbuild, the map inline), declaring its Python page (`OTHER_PAGE`), and a browser event thrown in it.
 """
@@ -80,15 +81,19 @@ class Route:
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/javascript"})
     body: bytes = b""
     length: bool = True  # False: no Content-Length, the body ends when the connection closes
+    delay_s: float = 0.0  # before answering (the server's end cuts it short): a slow or stuck dev server
 
 
 @dataclass
 class Recorder:
-    """What the recording server answers (`routes`; 404 otherwise) and every path it was asked for."""
+    """What the recording server answers (`routes`; `other` for any other path) and every path it was
+    asked for."""
 
     routes: dict[str, Route] = field(default_factory=dict)
+    other: Route = field(default_factory=lambda: Route(status=404, body=b"not found"))
     paths: list[str] = field(default_factory=list)
     origin: str = ""
+    ended: threading.Event = field(default_factory=threading.Event)  # set at the end: no answer waits any more
 
 
 @contextlib.contextmanager
@@ -98,16 +103,20 @@ def recording_server() -> Iterator[Recorder]:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             recording.paths.append(self.path)
-            route = recording.routes.get(self.path, Route(status=404, body=b"not found"))
-            self.send_response(route.status)
-            for name, value in route.headers.items():
-                self.send_header(name, value)
-            if route.length:
-                self.send_header("Content-Length", str(len(route.body)))
-            else:
+            route = recording.routes.get(self.path, recording.other)
+            recording.ended.wait(route.delay_s)
+            try:
+                self.send_response(route.status)
+                for name, value in route.headers.items():
+                    self.send_header(name, value)
+                if route.length:
+                    self.send_header("Content-Length", str(len(route.body)))
+                else:
+                    self.close_connection = True
+                self.end_headers()
+                self.wfile.write(route.body)
+            except ConnectionError:  # the reader stopped waiting and hung up
                 self.close_connection = True
-            self.end_headers()
-            self.wfile.write(route.body)
 
         def log_message(self, *_: object) -> None:
             pass
@@ -118,6 +127,7 @@ def recording_server() -> Iterator[Recorder]:
     try:
         yield recording
     finally:
+        recording.ended.set()
         serving.shutdown()
         serving.server_close()
 

@@ -11,7 +11,16 @@ import httpx
 import pytest
 from symbolic.sourcemapcache import SourceMapCache
 
-from app.sourcemaps.dev_modules import DevModules, FirstFound, inline_map, module_path, with_dev_server
+from app.sourcemaps.dev_modules import (
+    DevModules,
+    FirstFound,
+    ModuleReader,
+    NotRead,
+    inline_map,
+    module_path,
+    off_loopback,
+    with_dev_server,
+)
 from app.sourcemaps.maps import StoredMap
 from reflex_lookout.sourcemaps.pages import PageSource
 from tests.sourcemaps.dev_servers import Recorder, Route, esbuild_serving, recording_server
@@ -302,3 +311,38 @@ def test_in_dev_mode_the_library_comes_first_then_this_apps_dev_server_with_its_
     assert isinstance(dev, DevModules) and dev.origin.startswith("http://localhost:")
     page = dev.pages()[".web/app/routes/[try]._index.jsx"]
     assert (page.module, page.function, page.file) == ("app.pages.try_errors", "page", "app/pages/try_errors.py")
+
+
+# --- where a dev server may be ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("origin", "where"), [
+    ("http://localhost:3000", None),
+    ("http://127.0.0.1:3000", None),
+    ("http://127.3.2.1", None),
+    ("http://[::1]:5173", None),
+    ("http://[::ffff:127.0.0.1]:5173", None),
+    ("http://10.0.0.5:3000", "on a private address"),
+    ("http://192.168.1.20:5173", "on a private address"),
+    ("http://169.254.169.254", "on the cloud metadata address"),
+    ("http://0.0.0.0:3000", "on an unspecified address"),
+    ("http://[fd00::1]:3000", "on a unique-local address"),
+    ("http://[64:ff9b::7f00:1]:3000", "on an IPv6 address that is not loopback"),  # NAT64: sent to a gateway
+    ("http://93.184.216.34", "on a public address"),
+    ("http://devbox.internal:3000", "on a host other than localhost"),
+    ("http://localhost.example.com", "on a host other than localhost"),
+])
+def test_off_loopback(origin: str, where: str | None) -> None:
+    assert off_loopback(origin) == where
+
+
+def test_an_origin_off_loopback_is_never_asked(recorder: Recorder) -> None:
+    """A project's row stored before dev servers were held to loopback: refused when read, without a
+    request (0.0.0.0 would reach this machine's server: it is not a loopback address all the same)."""
+    recorder.routes["/module.js"] = Route(body=module_with_map())
+    origin = recorder.origin.replace("127.0.0.1", "0.0.0.0")
+    with pytest.raises(NotRead) as refused:
+        ModuleReader().read(origin, "/module.js")
+    assert str(refused.value) == (
+        f"Not read: the dev server {origin} is on an unspecified address; dev servers are read on loopback only.")
+    assert recorder.paths == []

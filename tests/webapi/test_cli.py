@@ -117,8 +117,8 @@ def test_api_list_and_api_revoke(database: Path, in_process: Callable[..., subpr
     assert listed.returncode == 0 and not any(secret[8:16] in listed.stdout for secret in secrets)
     lines = listed.stdout.splitlines()
     assert lines[0] == "id\tuser\tscopes\tlabel\tprefix\tcreated\tcreated by\tlast used\trevoked"
-    assert re.fullmatch(f"1\tvera \\(removed\\)\torg:read project:read event:read\t\t{secrets[0][:8]}…\t{WHEN}\tcli\tnever\t",
-                        lines[1]), lines[1]
+    assert re.fullmatch(f"1\tvera \\(removed\\)\torg:read project:read event:read\t\t{secrets[0][:8]}…\t{WHEN}\tcli\t"
+                        f"never\t{WHEN}", lines[1]), lines[1]  # revoked with its user
     assert re.fullmatch(f"2\tmax\t{' '.join(['org:read', 'project:read', 'event:read', 'event:write', 'event:admin'])}\t\t"
                         f"{secrets[1][:8]}…\t{WHEN}\tcli\tnever\t{WHEN}", lines[2]), lines[2]
     assert len(lines) == 3

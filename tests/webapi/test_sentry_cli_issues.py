@@ -1,6 +1,6 @@
-"""The pinned sentry-cli's `issues` commands (list, with --query; resolve, mute, unresolve) and `info`
-against a Lookout on loopback whose issues the real sentry-sdk made, pointed at it with SENTRY_URL and
-SENTRY_AUTH_TOKEN as docs/web-api.md says; each change is checked in the database."""
+"""The pinned sentry-cli's `issues` commands (list, with --query; resolve, mute — a resolved issue too —,
+unresolve) and `info` against a Lookout on loopback whose issues the real sentry-sdk made, pointed at it
+with SENTRY_URL and SENTRY_AUTH_TOKEN as docs/web-api.md says; each change is checked in the database."""
 
 from __future__ import annotations
 
@@ -60,6 +60,15 @@ def test_resolve_mute_and_unresolve(lookout: tuple[Inbox, str, Path]) -> None:
         done = cli(lookout, "issues", command, "-o", "lookout", "-p", "web", "-i", issue)
         assert done.returncode == 0, done.stderr
         assert status(found, "missing-user") == expected
+
+
+def test_mute_ignores_a_resolved_issue_as_sentry_does(lookout: tuple[Inbox, str, Path]) -> None:
+    found, _host, _home = lookout
+    issue = str(found.issues["division by zero"])
+    for command, expected in (("resolve", "resolved"), ("mute", "ignored")):
+        done = cli(lookout, "issues", command, "-o", "lookout", "-p", "web", "-i", issue)
+        assert done.returncode == 0, done.stderr
+        assert status(found, "division by zero") == expected, (command, done.stdout)
 
 
 def test_a_read_only_token_is_refused_with_a_sentence(lookout: tuple[Inbox, str, Path]) -> None:
