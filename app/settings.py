@@ -102,6 +102,10 @@ class Settings(MonitoringSettings):
     # the errors' (app/ingest/security_reports.py): a page that violates its policy on every view
     # must not crowd out the project's errors. 0: no limit.
     security_reports_per_min_per_key: int = 600
+    # The tunnel's stats are the console's (the home page shows them): always on, and in the Reflex app
+    # answered by the inbox API under the console's rule (app/inbox/api.py: this machine or signed in).
+    # LOOKOUT_TUNNEL_STATS is the plugin's switch, for host apps, where they are off by default.
+    tunnel_stats: bool = True
 
     @property
     def can_mail(self) -> bool:
@@ -136,7 +140,7 @@ class Settings(MonitoringSettings):
         number = read.positive
         defaults = cls()
         return cls(
-            **MonitoringSettings.fields_from({}, env),
+            **{**MonitoringSettings.fields_from({}, env), "tunnel_stats": True},
             local_dsn=Dsn.parse(local) if (local := env.get("LOOKOUT_LOCAL_DSN", "").strip()) else None,
             public_url=public_url(env, "LOOKOUT_PUBLIC_URL"),
             smtp_url=env.get("LOOKOUT_SMTP_URL", "").strip(),

@@ -85,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
 
     dsn = Dsn.parse(args.dsn)
-    settings = Settings(dsn=dsn, environment="bench", release=None, tunnel_path="/monitoring")
+    settings = Settings(dsn=dsn, given_environment="bench", release=None, tunnel_path="/monitoring")
     engine = db.engine(f"sqlite:///{args.db}")
     db.migrate(engine)
     store = OutboxStore(engine)

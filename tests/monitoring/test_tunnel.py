@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import gzip
 import json
+from collections.abc import Iterator
 
+import httpx
 import pytest
 import sqlalchemy
 
@@ -182,14 +186,112 @@ async def test_origins(make_pipeline, upstream: Upstream) -> None:
     assert len(rows(pipeline)) == 2
 
 
+# The stats from this machine: the test client's peer is 127.0.0.1, and Host must name this machine too.
+THIS_MACHINE = {"Host": "localhost:8000"}
+STATS_TOKEN = "s" * 32
+
+
+@contextlib.contextmanager
+def depth_queries(engine: sqlalchemy.Engine) -> Iterator[list[str]]:
+    """The aggregate queries over the outbox (`OutboxStore.depth`) run on `engine` meanwhile."""
+    seen: list[str] = []
+
+    def executed(connection, cursor, statement: str, *rest) -> None:
+        if "group by" in statement.lower() and "outbox" in statement.lower():
+            seen.append(statement)
+
+    sqlalchemy.event.listen(engine, "before_cursor_execute", executed)
+    try:
+        yield seen
+    finally:
+        sqlalchemy.event.remove(engine, "before_cursor_execute", executed)
+
+
+def stats_client(pipeline, base_url: str, peer: str) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=pipeline.tunnel.asgi(), client=(peer, 50000))
+    return httpx.AsyncClient(transport=transport, base_url=base_url)
+
+
 async def test_stats_endpoint(make_pipeline, upstream: Upstream) -> None:
     pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
     await pipeline.post(error_event(str(pipeline.settings.dsn)))
     await pipeline.post(b"garbage")
-    stats = (await pipeline.client.get(pipeline.settings.tunnel_path + "/stats")).json()
+    answer = await pipeline.client.get(pipeline.settings.tunnel_path + "/stats", headers=THIS_MACHINE)
+    stats = answer.json()
     assert stats["mode"] == "sentry" and stats["destination"] == f"127.0.0.1:{upstream.port}"
     assert stats["accepted"] == 1 and stats["rejected"] == {"malformed": 1}
     assert stats["outbox"]["pending"]["envelopes"] == 1
+    assert not [name for name in answer.headers if name.startswith("access-control-")]
+
+
+async def test_the_stats_are_refused_to_strangers_rebound_names_and_other_sites_pages(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    path = pipeline.settings.tunnel_path + "/stats"
+    async with stats_client(pipeline, "http://lookout.example.com", "203.0.113.9") as elsewhere:
+        with depth_queries(pipeline.store.engine) as queries:
+            refused = {
+                "another machine": await elsewhere.get(path),
+                "another machine, through a proxy here": await pipeline.client.get(
+                    path, headers={**THIS_MACHINE, "X-Forwarded-For": "203.0.113.9"}),
+                "a DNS-rebound name": await pipeline.client.get(path, headers={"Host": "evil.example:8000"}),
+                "another site's page": await pipeline.client.get(
+                    path, headers={**THIS_MACHINE, "Origin": "https://evil.example"}),
+                "a page of another port": await pipeline.client.get(
+                    path, headers={**THIS_MACHINE, "Origin": "http://localhost:9999"}),
+            }
+        assert queries == []  # a refusal costs no query
+    for who, answer in refused.items():
+        assert answer.status_code == (403 if "page" in who else 401), who
+        assert "accepted" not in answer.text and "destination" not in answer.text, who
+        assert not [name for name in answer.headers if name.startswith("access-control-")], who
+    own_page = await pipeline.client.get(path, headers={**THIS_MACHINE, "Origin": "http://localhost:8000"})
+    assert own_page.status_code == 200 and "accepted" in own_page.json()
+
+
+async def test_the_stats_token_lets_another_machine_read_them(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream, tunnel_stats_token=STATS_TOKEN), forward=False)
+    path = pipeline.settings.tunnel_path + "/stats"
+    async with stats_client(pipeline, "https://lookout.example.com", "203.0.113.9") as elsewhere:
+        assert (await elsewhere.get(path, headers={"Authorization": f"bearer {STATS_TOKEN}"})).status_code == 200
+        wrong = await elsewhere.get(path, headers={"Authorization": f"Bearer {STATS_TOKEN[:-1]}"})
+        assert wrong.status_code == 401 and wrong.headers["www-authenticate"] == "Bearer"
+        page = await elsewhere.get(path, headers={"Authorization": f"Bearer {STATS_TOKEN}", "Origin": "https://evil.example"})
+        assert page.status_code == 403
+
+
+async def test_the_outbox_depth_is_read_at_most_once_a_second(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
+    path = pipeline.settings.tunnel_path + "/stats"
+    now = [1000.0]
+    pipeline.tunnel.clock = lambda: now[0]
+    with depth_queries(pipeline.store.engine) as queries:
+        first = [await pipeline.client.get(path, headers=THIS_MACHINE) for _ in range(5)]
+        together = await asyncio.gather(*(pipeline.client.get(path, headers=THIS_MACHINE) for _ in range(5)))
+        assert len(queries) == 1
+        assert all(a.json()["outbox"]["pending"]["envelopes"] == 0 for a in [*first, *together])
+
+        await pipeline.post(error_event(str(pipeline.settings.dsn)))
+        now[0] += 0.9
+        within = (await pipeline.client.get(path, headers=THIS_MACHINE)).json()
+        assert within["accepted"] == 1 and within["outbox"]["pending"]["envelopes"] == 0  # counters live, depth kept
+        assert len(queries) == 1
+        now[0] += 0.1
+        later = (await pipeline.client.get(path, headers=THIS_MACHINE)).json()
+        assert later["outbox"]["pending"]["envelopes"] == 1 and len(queries) == 2
+    # The home page reads the same snapshot (app/pages/home.py), under the same limit.
+    with depth_queries(pipeline.store.engine) as queries:
+        assert pipeline.tunnel.snapshot()["outbox"]["pending"]["envelopes"] == 1 and queries == []
+
+
+def test_lookouts_stats_are_on_whatever_the_plugins_switch_says() -> None:
+    # Lookout's are the console's (its home page shows them), under the console's rule in the app.
+    assert Settings.from_env({"LOOKOUT_TUNNEL_STATS": "off"}).tunnel_stats and Settings().tunnel_stats
+
+
+async def test_with_the_stats_off_their_path_is_not_the_tunnels(make_pipeline, upstream) -> None:
+    pipeline = await make_pipeline(dataclasses.replace(sentry_settings(upstream), tunnel_stats=False), forward=False)
+    answer = await pipeline.client.get(pipeline.settings.tunnel_path + "/stats", headers=THIS_MACHINE)
+    assert answer.status_code == 404 and "accepted" not in answer.text
 
 
 async def test_a_store_failure_is_503_not_a_crash(make_pipeline, upstream: Upstream) -> None:

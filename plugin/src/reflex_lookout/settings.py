@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +22,7 @@ DEFAULT_TUNNEL_PATH = "/monitoring"
 MIB = 1024 * 1024
 OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden folders
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+MIN_TOKEN_CHARS = 16  # LOOKOUT_TUNNEL_STATS_TOKEN: a shorter secret is guessable
 # What `Monitoring(...)` takes; every other field is the specification's.
 OPTIONS = ("dsn", "environment", "release", "tunnel_path", "browser", "server", "traces_sample_rate", "log_level",
            "outbox", "route_load_timeout_ms", "scrub")
@@ -85,7 +87,12 @@ class MonitoringSettings:
     and no variable are fixed by the specification (the same values as Lookout's own)."""
 
     dsn: Dsn | None = None  # None: nothing to report to; the plugin says so once and stays out of the way
-    environment: str = "development"
+    # The environment given (Monitoring(environment=...), SENTRY_ENVIRONMENT); "": `environment` follows
+    # the mode `reflex run` runs in.
+    given_environment: str = ""
+    # Where that mode (REFLEX_ENV_MODE) is read, when asked: the mapping the settings were read from;
+    # None for the process's own environment (`reflex run` sets the variable after reading rxconfig.py).
+    run_env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     release: str | None = None
     tunnel_path: str = DEFAULT_TUNNEL_PATH
     browser: bool = True
@@ -140,6 +147,10 @@ class MonitoringSettings:
         r"_AutofillCallbackHandler",
     )
     not_found_route_id: str = "routes/[404]._index"
+    # `GET {tunnel_path}/stats` (tunnel.py): off in a host app unless LOOKOUT_TUNNEL_STATS is on; then
+    # answered to this machine, and to a request carrying LOOKOUT_TUNNEL_STATS_TOKEN as a bearer token.
+    tunnel_stats: bool = False
+    tunnel_stats_token: str = field(default="", repr=False)
 
     @classmethod
     def resolve(cls, options: Mapping[str, object], env: Mapping[str, str]) -> MonitoringSettings:
@@ -156,9 +167,8 @@ class MonitoringSettings:
         defaults = MonitoringSettings()
         return dict(
             dsn=read.dsn("dsn", "SENTRY_DSN"),
-            # Unset: what `reflex run` was started as (it sets REFLEX_ENV_MODE before the app is imported).
-            environment=read.text("environment", "SENTRY_ENVIRONMENT")
-            or ("production" if env.get("REFLEX_ENV_MODE", "").strip() == "prod" else "development"),
+            given_environment=read.text("environment", "SENTRY_ENVIRONMENT"),
+            run_env=None if env is os.environ else env,
             release=read.text("release", "SENTRY_RELEASE") or None,
             tunnel_path=read.path("tunnel_path", "LOOKOUT_TUNNEL_PATH") or defaults.tunnel_path,
             browser=read.switch("browser", "LOOKOUT_BROWSER_MONITORING", defaults.browser),
@@ -184,7 +194,21 @@ class MonitoringSettings:
             body_timeout_s=read.positive("", "LOOKOUT_BODY_TIMEOUT_S", defaults.body_timeout_s),
             retry_base_s=float(read.positive("", "LOOKOUT_RETRY_BASE_S", int(defaults.retry_base_s))),
             retry_max_s=float(read.positive("", "LOOKOUT_RETRY_MAX_S", int(defaults.retry_max_s))),
+            tunnel_stats=read.switch("", "LOOKOUT_TUNNEL_STATS", defaults.tunnel_stats),
+            tunnel_stats_token=read.secret("LOOKOUT_TUNNEL_STATS_TOKEN", MIN_TOKEN_CHARS),
         )
+
+    @property
+    def environment(self) -> str:
+        """The `environment` of every report: the one given, else "production" under `reflex run --env
+        prod` and "development" otherwise. The mode is read when asked, not when the settings were
+        made: `reflex run` reads rxconfig.py (this plugin's settings, and whatever the file imports: an
+        app's own settings module) before it sets REFLEX_ENV_MODE, and its production backend workers
+        are forked from that process, so a value fixed then would say "development" under prod."""
+        if self.given_environment:
+            return self.given_environment
+        mode = (os.environ if self.run_env is None else self.run_env).get("REFLEX_ENV_MODE", "")
+        return "production" if mode.strip() == "prod" else "development"
 
     @property
     def reporting_dsn(self) -> Dsn:
@@ -301,6 +325,13 @@ class Reader:
         if not text.isdigit():
             raise SettingsError(f"{variable} {text!r} must be a whole number (0 or more).")
         return int(text)
+
+    def secret(self, variable: str, min_chars: int) -> str:
+        """A token from a variable ("" for none), at least `min_chars` long; the sentence never shows it."""
+        text = self.env.get(variable, "").strip()
+        if text and (len(text) < min_chars or not text.isascii() or not text.isprintable() or " " in text):
+            raise SettingsError(f"{variable} must be at least {min_chars} ASCII characters, without spaces.")
+        return text
 
     def words(self, variable: str) -> list[str]:
         """A list in a variable, separated by commas or spaces."""

@@ -2,7 +2,11 @@
 
     POST {tunnel_path}        an envelope from an SDK (the browser's, on this app's origin)
     OPTIONS {tunnel_path}     CORS for this origin and LOOKOUT_TUNNEL_ALLOWED_ORIGINS only
-    GET {tunnel_path}/stats   counters and outbox depth, as JSON
+    GET {tunnel_path}/stats   counters and outbox depth, as JSON: only with LOOKOUT_TUNNEL_STATS on
+                              (a host app's default is off: the path is the app's own, 404), and then
+                              only to this machine or a bearer of LOOKOUT_TUNNEL_STATS_TOKEN, never to a
+                              page of another site (`stats_refusal`); the outbox's depth (an aggregate
+                              query) is read at most once a second per process (`outbox_depth`)
 
 Order of checks: origin (403) → the client's rate (429) → size of the request (413, 408) → the
 header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (429) → the whole
@@ -15,8 +19,11 @@ database fails) → 200. Nothing is stored and nothing is sent upstream unless e
 from __future__ import annotations
 
 import functools
+import hmac
 import json
 import logging
+import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 
 import anyio.to_thread
@@ -39,6 +46,7 @@ from reflex_lookout.protocol.asgi import (
     respond,
     serve_lifespan,
 )
+from reflex_lookout.protocol.clients import all_loopback, as_address, forwarded_chain
 from reflex_lookout.protocol.ratelimits import RateLimits, category_of
 from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
 from reflex_lookout.stats import TunnelStats
@@ -58,6 +66,11 @@ CORS_HEADERS = [
     (b"access-control-max-age", b"86400"),
     (b"vary", b"Origin"),
 ]
+
+
+# The outbox's depth is an aggregate over the whole table: read at most once a second per process,
+# however often the stats are asked for (the console's home page reads them too).
+STATS_MAX_AGE_S = 1.0
 
 
 def _forbidden_origin() -> Refused:
@@ -91,11 +104,15 @@ class Tunnel:
         # Filtering and scrubbing before the first write: Lookout's inbox in local mode (app/wiring.py),
         # Relay's defaults in Sentry mode when LOOKOUT_SCRUB_BEFORE_FORWARD is set (runtime.py).
         self.prepare: Prepare | None = None
+        self.clock: Callable[[], float] = time.monotonic  # when the outbox's depth was read (`outbox_depth`)
+        self._depth: tuple[float, dict[str, dict[str, int]]] | None = None
+        self._depth_lock = threading.Lock()
 
     def asgi(self, app: ASGIApp | None = None) -> ASGIApp:
         """An ASGI app serving the tunnel's paths and handing every other request to `app` (404 without
         one). Reflex takes it as `api_transformer`: it wraps Reflex's own backend app."""
-        path, stats_path = self.settings.tunnel_path, self.stats_path
+        path = self.settings.tunnel_path
+        stats_path = self.stats_path if self.settings.tunnel_stats else path  # off: the app's own path (its 404)
 
         async def serve(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and (scope["path"] == path or scope["path"] == stats_path):
@@ -114,7 +131,11 @@ class Tunnel:
         if scope["path"] == self.stats_path:
             if method != "GET":
                 return await _method_not_allowed(send, b"GET")
-            return await respond(send, 200, json.dumps(await anyio.to_thread.run_sync(self.snapshot)).encode())
+            if (refused := self.stats_refusal(scope, request)) is not None:
+                return await refuse(send, refused)
+            # No CORS headers, ever: the stats are for this machine's programs and the token's bearer.
+            body = json.dumps(await anyio.to_thread.run_sync(self.snapshot)).encode()
+            return await respond(send, 200, body, [(b"cache-control", b"no-store")])
         if method == "POST":
             return await self.post(request, receive, send)
         if method == "OPTIONS":
@@ -123,6 +144,23 @@ class Tunnel:
             await send({"type": "http.response.start", "status": 204, "headers": self._cors(request)})
             return await send({"type": "http.response.body", "body": b""})
         return await _method_not_allowed(send, b"POST, OPTIONS")
+
+    def stats_refusal(self, scope: Scope, request: Request) -> Refused | None:
+        """Why the stats are not answered to this request, or None. A page of another site gets them
+        never (a Reflex app's own CORS layer, outside the tunnel, would let that page read them: its
+        `Origin` is refused here, 403); a request with the stats token (`Authorization: Bearer`), or
+        from this machine (its peer and every X-Forwarded-For address loopback, and a `Host` naming
+        this machine, which a DNS-rebound name does not), gets them; anyone else 401."""
+        origin = request.origin
+        if origin is not None and origin.lower().partition("://")[2] != request.host.lower():
+            return Refused(403, "Pages of other sites may not read the tunnel's stats.", "forbidden_origin")
+        token = self.settings.tunnel_stats_token
+        if token and hmac.compare_digest(_bearer(scope), token.encode()):
+            return None
+        if all_loopback(request.peer, forwarded_chain(request.forwarded_for)) and _loopback_host(request.host):
+            return None
+        return Refused(401, "The tunnel's stats answer this machine only, or a request with the stats token.",
+                       "unauthorized", {"WWW-Authenticate": "Bearer"} if token else None)
 
     def _origin_allowed(self, request: Request) -> bool:
         origin = request.origin
@@ -234,9 +272,19 @@ class Tunnel:
             raise Refused(403, "The envelope's DSN is not one this tunnel forwards for.", "forbidden_dsn")
         return str(dsn)
 
+    def outbox_depth(self) -> dict[str, dict[str, int]]:
+        """`OutboxStore.depth`, read again only once the last reading is STATS_MAX_AGE_S old (blocking:
+        callers at the same time share one reading)."""
+        with self._depth_lock:
+            if self._depth is None or self.clock() - self._depth[0] >= STATS_MAX_AGE_S:
+                depth = self.store.depth()
+                self._depth = (self.clock(), depth)  # from its end: a slow reading is not run back to back
+            return self._depth[1]
+
     def snapshot(self) -> dict[str, object]:
-        """Counters, outbox depth and active rate limits (reads the database: call off the loop)."""
-        depth = self.store.depth()
+        """Counters and active rate limits as they are now, and the outbox's depth as it was at most
+        STATS_MAX_AGE_S ago (may read the database: call off the loop)."""
+        depth = self.outbox_depth()
         empty = {"envelopes": 0, "bytes": 0}
         return {
             "mode": "sentry" if self.settings.dsn else "local",
@@ -257,6 +305,31 @@ class Tunnel:
 def _parse_dsn(text: str) -> Dsn:
     """Every envelope of an SDK names the same DSN: parsing it once saved ~12 % of an acceptance."""
     return Dsn.parse(text)
+
+
+def _bearer(scope: Scope) -> bytes:
+    """The token of an `Authorization: Bearer <token>` header (b"" for none; a repeated header is none)."""
+    found = [value for name, value in scope["headers"] if name == b"authorization"]
+    scheme, _, token = found[0].strip().partition(b" ") if len(found) == 1 else (b"", b"", b"")
+    return token.strip() if scheme.lower() == b"bearer" else b""
+
+
+def _loopback_host(host: str) -> bool:
+    """Whether a `Host` header names this machine: localhost, a name under .localhost, or a loopback
+    address, with or without a port."""
+    host = host.strip().lower()
+    if host.startswith("["):  # an IPv6 address
+        name, _, port = host[1:].partition("]")
+        port = port.removeprefix(":") if port.startswith(":") or not port else "x"
+    else:
+        name, _, port = host.partition(":")
+    if (port and not port.isdigit()) or not name:
+        return False
+    name = name.rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    address = as_address(name)
+    return address is not None and address.is_loopback
 
 
 async def _method_not_allowed(send: Send, allow: bytes) -> None:
