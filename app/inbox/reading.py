@@ -183,6 +183,9 @@ TRANSACTION_COLUMNS = (
     TRANSACTIONS.c.span_count, TRANSACTIONS.c.received_at,
 )
 
+TRACE_ROW_COLUMNS = (*(column.name for column in TRANSACTION_COLUMNS), "span_id", "parent_span_id")
+TRACE_TRANSACTIONS = 100  # of one trace in the list (the earliest); its page shows every one
+
 
 class TraceReader:
     """Read access to transactions (traces) and log lines."""
@@ -207,6 +210,47 @@ class TraceReader:
                 .order_by(TRANSACTIONS.c.id.desc()).limit(limit).offset(offset)
             ).mappings().all()
         return [dict(row) for row in rows], int(total)
+
+    def traces(self, limit: int = 50, offset: int = 0, search: str = "", *, project_id: int | None = None,
+               environment: str = "", release: str = "") -> tuple[list[dict[str, Any]], int]:
+        """Traces that have a transaction matching `search` and the filters (as `transactions` reads
+        them), the one with the transaction received last first, and how many match. Each is
+        {"trace_id", "count": its transactions stored, "transactions": the TRACE_TRANSACTIONS earliest
+        of them, whichever matched, earliest first, with their span and parent span ids}. A transaction
+        sent without a trace id is a trace of its own."""
+        from app.inbox.trace_search import transaction_condition  # (here: app.inbox.search imports this module)
+
+        condition = transaction_condition(search) & narrowed(TRANSACTIONS, project_id, environment, release)
+        lone = sqlalchemy.case((TRANSACTIONS.c.trace_id == "", TRANSACTIONS.c.id), else_=0)  # 0: of a trace id
+        last = sqlalchemy.func.max(TRANSACTIONS.c.id)
+        with self.engine.connect() as connection:
+            total = connection.execute(select(sqlalchemy.func.count()).select_from(
+                select(TRANSACTIONS.c.trace_id, lone).where(condition).group_by(TRANSACTIONS.c.trace_id, lone).subquery()
+            )).scalar_one()
+            keys = connection.execute(
+                select(TRANSACTIONS.c.trace_id, lone).where(condition).group_by(TRANSACTIONS.c.trace_id, lone)
+                .order_by(last.desc()).limit(limit).offset(offset)
+            ).tuples().all()
+            members = sqlalchemy.or_(
+                TRANSACTIONS.c.trace_id.in_([trace_id for trace_id, alone in keys if not alone]),
+                TRANSACTIONS.c.id.in_([alone for _, alone in keys if alone]),
+            )
+            ranked = select(
+                *TRANSACTION_COLUMNS, TRANSACTIONS.c.span_id, TRANSACTIONS.c.parent_span_id, lone.label("lone"),
+                sqlalchemy.func.row_number().over(partition_by=(TRANSACTIONS.c.trace_id, lone),
+                                                  order_by=(TRANSACTIONS.c.start, TRANSACTIONS.c.id)).label("place"),
+                sqlalchemy.func.count().over(partition_by=(TRANSACTIONS.c.trace_id, lone)).label("stored"),
+            ).where(members).subquery()
+            rows = connection.execute(
+                select(ranked).where(ranked.c.place <= TRACE_TRANSACTIONS).order_by(ranked.c.place)
+            ).mappings().all() if keys else []
+        found: dict[tuple[str, int], dict[str, Any]] = {
+            key: {"trace_id": key[0], "count": 0, "transactions": []} for key in keys}
+        for row in rows:
+            trace = found[(row["trace_id"], row["lone"])]
+            trace["count"] = int(row["stored"])
+            trace["transactions"].append({name: row[name] for name in TRACE_ROW_COLUMNS})
+        return list(found.values()), int(total)
 
     def trace(self, trace_id: str) -> list[dict[str, Any]]:
         """Every stored transaction of the trace, as sent (spans included), earliest first."""

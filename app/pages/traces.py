@@ -1,6 +1,9 @@
-"""`/traces`: transactions as they arrive (browser page loads and navigations, backend events), of
-every project, environment and release unless the selects (app/pages/trace_filters.py) or the search
-(the triage search's syntax where it applies: app/inbox/trace_search.py) narrow them, and
+"""`/traces`: traces as they arrive, as Sentry's trace explorer lists them: one row per trace, named
+after its root (a browser page load or navigation, or the backend event that started it), the trace's
+other transactions nested under it (a page's on_load as `TracesState.load`) and Reflex's own plumbing
+events folded (app/presentation/traces.py); of every project, environment and release unless the
+selects (app/pages/trace_filters.py) or the search (the triage search's syntax where it applies:
+app/inbox/trace_search.py; a trace with a matching transaction is listed) narrow them, and
 `/trace?id=<trace id>`: one trace's transactions and spans as a waterfall (a span that failed
 marked), with the errors and the log lines of the same trace beside it, each error linking to its
 issue."""
@@ -24,6 +27,7 @@ from app.inbox.search.grammar import MAX_QUERY_CHARS
 from app.pages.trace_filters import TraceFilters, facets, filter_selects
 from app.presentation import event as present
 from app.presentation.log_lines import log_fields
+from app.presentation.traces import TraceChild, TraceRow, trace_row
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"
@@ -32,8 +36,8 @@ PAGE_SIZE = 50
 
 class TracesState(TraceFilters, rx.State):
     live_route = routes.TRACES
-    rows: list[dict[str, str]] = []
-    total: int = 0
+    rows: list[TraceRow] = []
+    total: int = 0  # traces that match
     search: str = ""
     problem: str = ""  # why the search does not parse
     searched: bool = False  # read once (until then no empty state is shown)
@@ -44,7 +48,7 @@ class TracesState(TraceFilters, rx.State):
         def read() -> tuple[list[dict[str, Any]], int, str, dict[str, list[str]]]:
             offered = facets("transactions")
             try:
-                return (*trace_reader().transactions(PAGE_SIZE, 0, search, **filters), "", offered)
+                return (*trace_reader().traces(PAGE_SIZE, 0, search, **filters), "", offered)
             except SearchError as exc:
                 return [], 0, str(exc), offered
 
@@ -52,11 +56,8 @@ class TracesState(TraceFilters, rx.State):
         self.searched = True
         self._offer(offered)
         now = time.time()
-        self.rows = [{
-            "name": t["name"] or "(unnamed)", "op": t["op"], "status": t["status"] or "-",
-            "duration": f"{t['duration_ms']:.0f} ms", "spans": str(t["span_count"]), "platform": t["platform"],
-            "when": ago(t["received_at"], now), "href": f"{routes.TRACE}?id={t['trace_id']}",
-        } for t in found]
+        self.rows = [trace_row(t, ago(max((m["received_at"] for m in t["transactions"]), default=now), now),
+                               f"{routes.TRACE}?id={t['trace_id']}") for t in found]
 
     @rx.event
     async def set_search(self, search: str) -> None:
@@ -88,6 +89,39 @@ class TraceState(ConsoleState, rx.State):
         self.logs = [log_fields(line, ago(line["timestamp"], now)) for line in logs]
 
 
+def trace_child(child: rx.Var[TraceChild], class_name: str) -> rx.Component:
+    """A transaction of the trace under its row: name, op and duration, nested as deep as it is."""
+    return rx.hstack(
+        rx.text("↳ ", child.name, size="1", weight="medium", class_name="trace-child-name", white_space="nowrap"),
+        rx.text(child.op, size="1", color_scheme="gray", white_space="nowrap"),
+        rx.text(child.duration, size="1", color_scheme="gray", white_space="nowrap"),
+        rx.cond(child.failed, rx.badge(child.status, color_scheme="red", size="1")),
+        spacing="2", align="center", padding_left=child.indent, class_name=class_name,
+    )
+
+
+def trace_list_row(row: rx.Var[TraceRow]) -> rx.Component:
+    """One trace: its root, its own transactions nested under it, Reflex's plumbing folded (a `details`
+    element: opened and closed in the browser alone, kept by the trace's key across refreshes)."""
+    return rx.table.row(
+        rx.table.cell(
+            rx.link(row.name, href=row.href, class_name="trace-name"),
+            rx.text(row.platform, size="1", color_scheme="gray"),
+            rx.foreach(row.children, lambda child: trace_child(child, "trace-child")),
+            rx.cond(row.more != "", rx.link(row.more, href=row.href, size="1", class_name="trace-more")),
+            rx.cond(row.internal.length() > 0, rx.el.details(
+                rx.el.summary(rx.text("Reflex internals (", row.internal.length().to_string(), ")", size="1",
+                                      color_scheme="gray", as_="span"), class_name="trace-internals-toggle"),
+                rx.foreach(row.internal, lambda child: trace_child(child, "trace-internal")),
+                class_name="trace-internals",
+            )),
+        ),
+        rx.table.cell(row.op), rx.table.cell(row.duration), rx.table.cell(row.transactions, class_name="trace-count"),
+        rx.table.cell(row.status), rx.table.cell(row.when, white_space="nowrap"),
+        class_name="trace-row", key=row.key,
+    )
+
+
 def page() -> rx.Component:
     return layout(
         rx.heading("Traces", size="7", id="page-title"),
@@ -98,24 +132,18 @@ def page() -> rx.Component:
                     rx.input(placeholder="environment:production release:1.2 GET /api", value=TracesState.search,
                              on_change=TracesState.set_search.debounce(300), width="24em", id="traces-search"),
                     filter_selects(TracesState, "traces"),
-                    rx.text(count_of(TracesState.total, "transaction"), id="traces-total"),
+                    rx.text(count_of(TracesState.total, "trace"), id="traces-total"),
                     align="center", spacing="3", wrap="wrap",
                 ),
                 rx.cond(TracesState.problem != "", rx.callout(TracesState.problem, color_scheme="orange", id="traces-problem")),
                 rx.table.root(
                     rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in (
-                        "Transaction", "Operation", "Duration", "Spans", "Status", "Received")])),
-                    rx.table.body(rx.foreach(TracesState.rows, lambda t: rx.table.row(
-                        rx.table.cell(rx.link(t["name"], href=t["href"], class_name="trace-name"),
-                                      rx.text(t["platform"], size="1", color_scheme="gray")),
-                        rx.table.cell(t["op"]), rx.table.cell(t["duration"]), rx.table.cell(t["spans"]),
-                        rx.table.cell(t["status"]), rx.table.cell(t["when"]),
-                        class_name="trace-row",
-                    ))),
+                        "Trace", "Operation", "Duration", "Transactions", "Status", "Received")])),
+                    rx.table.body(rx.foreach(TracesState.rows, trace_list_row)),
                     width="100%", id="traces-table",
                 ),
                 rx.cond(TracesState.searched & (TracesState.total == 0) & (TracesState.problem == ""), rx.text(
-                    "No transactions match. Clear the search or the filters; a page load in the browser, an event "
+                    "No traces match. Clear the search or the filters; a page load in the browser, an event "
                     "the backend handles or another app's transaction shows up here.",
                     size="2", color_scheme="gray", id="traces-empty")),
                 width="100%",
@@ -129,7 +157,7 @@ def waterfall_row(row: rx.Var[dict[str, str]]) -> rx.Component:
         rx.box(
             rx.text(row["label"], size="1", weight=rx.cond(row["kind"] == "transaction", "bold", "regular"),
                     trim="both", class_name="waterfall-label"),
-            rx.text(row["op"], size="1", color_scheme="gray"),
+            rx.text(row["op"], size="1", color_scheme="gray", class_name="waterfall-op"),
             padding_left=row["indent"], width="40%", overflow="hidden",
         ),
         rx.box(

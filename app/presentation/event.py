@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from app.presentation.reflex_events import is_internal, short_name
 from app.presentation.tags import MAX_PAIRS, MAX_TEXT, display, tag_rows  # noqa: F401 (tag_rows: the pages read it from here)
 from app.presentation.words import plural
 from app.protocol.fields import mapping, seconds
@@ -142,7 +143,8 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
     """A trace's transactions and spans as one tree, each row placed on the trace's timeline:
     `left` and `width` in percent of the whole trace, `depth` its nesting. Walked with a stack of
     its own, not by recursion, so any depth is shown (Python's recursion stopped near 1,000); a
-    span whose parents form a loop is shown as a root."""
+    span whose parents form a loop is shown as a root. `kind`: "transaction", "span", or "internal"
+    (a transaction of Reflex's own plumbing, drawn as a span: app/presentation/reflex_events.py)."""
     nodes: dict[str, dict[str, Any]] = {}
     order: list[str] = []
 
@@ -160,8 +162,10 @@ def waterfall_rows(transactions: list[dict[str, Any]]) -> list[dict[str, str]]:
         contexts = transaction.get("contexts")
         trace = contexts.get("trace") if isinstance(contexts, dict) else None
         trace = trace if isinstance(trace, dict) else {}
+        name, op = display(transaction.get("transaction")), display(trace.get("op"))
+        # A Reflex handler by its class and function; Reflex's own plumbing drawn as a span, not as the app's work.
         add(display(trace.get("span_id")), display(trace.get("parent_span_id")), transaction.get("start_timestamp"),
-            transaction.get("timestamp"), display(transaction.get("transaction")), display(trace.get("op")), "transaction",
+            transaction.get("timestamp"), short_name(name, op), op, "internal" if is_internal(name, op) else "transaction",
             trace.get("status"))
         spans = transaction.get("spans")
         for span in spans if isinstance(spans, list) else []:

@@ -137,13 +137,13 @@ def test_the_slow_handler_shows_as_one_trace_from_click_to_sql(app_server: AppSe
     expect(row).to_be_visible(timeout=15_000)
     row.locator(".trace-name").click()
     labels = page.locator(".waterfall-label")
-    # One backend transaction (the browser's span for the click is named "TryState.slow_work" too).
-    expect(labels.filter(has_text="try_errors.TryState.slow_work")).to_have_count(1, timeout=10_000)
+    # The browser's span for the click and the backend's transaction, both named after the handler.
+    expect(labels.filter(has_text="TryState.slow_work")).to_have_count(2, timeout=10_000)
     expect(labels.filter(has_text="select count(*) from outbox")).to_have_count(1)
     expect(labels.filter(has_text="/ping")).to_have_count(1)
     # The browser's span for the click is in the same trace, above the backend's transaction.
-    texts = labels.all_text_contents()
-    assert "TryState.slow_work" in texts[: texts.index(next(t for t in texts if "try_errors.TryState.slow_work" in t))]
+    rows = list(zip(labels.all_text_contents(), page.locator(".waterfall-op").all_text_contents(), strict=True))
+    assert rows.index(("TryState.slow_work", "ui.reflex.event")) < rows.index(("TryState.slow_work", "reflex.event"))
 
 
 def test_log_lines_from_browser_and_backend_stream_into_the_logs_page(app_server: AppServer, page: Page) -> None:

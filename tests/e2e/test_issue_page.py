@@ -3,20 +3,23 @@ error inside a transaction with a log line, from an outer frame holding a local 
 browser context. The issue page shows the outer frame's source line and local value and the contexts
 as tables, says "1 event" and links to the trace; the trace page lists the error and the log line; the
 log line on /logs links to that trace and to the error. Browsing the console adds no transaction of
-its own refresh loop."""
+its own refresh loop. Another test session started in the same project folder meanwhile waits for
+this one (tests/e2e/app_server.py): its build would replace the files this session's app serves."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.app_server import AppServer
+from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.helpers import inbox_event
 from tests.e2e.shop import report
-from tests.services import read_value
+from tests.services import read_value, stop_group
 
 WAIT_MS = 20_000  # for an answer of the app, on a machine busy with the other test processes
 
@@ -77,3 +80,43 @@ def test_browsing_the_console_adds_no_transaction_of_its_refresh_loop(app_server
     assert read_value(url, events) > pages_before  # the page views were traced
     page.wait_for_timeout(4_000)  # a refresh loop's transaction, if any, would have been stored by now
     assert read_value(url, loops) == 0
+
+
+# Another test session's app of this project folder, as `app_server` starts one (a second pytest beside this one).
+OTHER_SESSION = """
+import signal
+import sys
+from pathlib import Path
+from tests.e2e.app_server import AppServer
+server = AppServer(log_path=Path(sys.argv[1]), env={"DATABASE_URL": "sqlite:///" + sys.argv[2], "SENTRY_DSN": ""})
+def stop(*_):
+    server.stop()  # the `reflex run` it started, if it did (a process group of its own)
+    sys.exit(1)
+signal.signal(signal.SIGTERM, stop)
+server.start()
+"""
+
+
+def test_another_session_in_this_folder_waits_and_the_issue_page_still_fills(
+    app_server: AppServer, page: Page, tmp_path: Path
+) -> None:
+    """Issue 36, item 8: with another test session beside it, /issue?id=N sometimes showed no link at all.
+    That session's `reflex run` deleted .web/build (this app answered 404) and exported a build whose
+    websocket names its own port (this app's pages connected there: refused, or another database)."""
+    event_id, _ = report(app_server, tmp_path, "elsewhere", f"Declined{uuid.uuid4().hex[:6]}")
+    issue_id = inbox_event(app_server, event_id)["issue_id"]
+    other_log, said = tmp_path / "other-app.log", tmp_path / "other-session.txt"
+    with said.open("wb") as output:
+        other = subprocess.Popen([sys.executable, "-c", OTHER_SESSION, str(other_log), str(tmp_path / "other.db")],
+                                 cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "waiting for the test session" not in said.read_text() and not other_log.exists():
+            assert other.poll() is None and time.monotonic() < deadline, said.read_text()
+            page.wait_for_timeout(100)
+        assert not other_log.exists(), "another session ran `reflex run` in the folder whose build this session serves"
+        page.goto(f"{app_server.url}/issue?id={issue_id}")
+        expect(page.locator("#issue-count")).to_have_text("1 event", timeout=WAIT_MS)
+        assert other.poll() is None  # still waiting
+    finally:
+        stop_group(other)

@@ -8,6 +8,7 @@ to a real server on loopback, through sentry-sdk's own integrations.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 import pytest
@@ -17,11 +18,14 @@ from opentelemetry import context as context_api, trace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-from reflex.state import State
+from reflex.event import EventHandler
+from reflex.state import OnLoadInternalState, State, UpdateVarsInternalState
+from reflex.utils.format import format_event_handler
 from reflex_base import otel
 from reflex_base.event.processor.base_state_processor import process_event
 
 from app.pages.issues_state import IssuesState
+from app.pages.try_errors import TryState
 from app.settings import Settings
 from reflex_lookout import event_errors, event_tracing, server
 from tests.console.clients import LOOPBACK, STRANGER, client_state, console_database, run
@@ -60,7 +64,7 @@ def test_an_event_is_a_transaction_in_the_browsers_trace_with_sql_and_http_spans
     sentry_sdk.flush()
     [transaction] = transport.items("transaction")
     trace_context = transaction["contexts"]["trace"]
-    assert transaction["transaction"] == "app.pages.try_errors.TryState.slow_work"  # the handler
+    assert transaction["transaction"] == "TryState.slow_work"  # the handler, as a person reads it
     assert transaction["tags"]["reflex.event"] == "TryState.slow_work"  # readable, not Reflex's mangled path
     assert (trace_context["trace_id"], trace_context["parent_span_id"]) == (BROWSER_TRACE, BROWSER_SPAN)
     assert (trace_context["op"], trace_context["status"]) == ("reflex.event", "ok")
@@ -70,6 +74,43 @@ def test_an_event_is_a_transaction_in_the_browsers_trace_with_sql_and_http_spans
     assert all(span["trace_id"] == BROWSER_TRACE for span in transaction["spans"])
     assert transaction["contexts"]["reflex"]["handler"] == "app.pages.try_errors.TryState.slow_work"
     assert transaction["user"] == {"id": "0123456789abcdef"}
+
+
+def reflex_event(transport: CapturingTransport, tracer: trace.Tracer, handler: EventHandler) -> dict[str, Any]:
+    """The transaction of `handler`'s event, its span named and attributed as Reflex's `otel.event_span` does."""
+    name = format_event_handler(handler)
+    function = otel._code_function_name(handler.fn, "")
+    attributes = {**ATTRIBUTES, otel.ATTR_EVENT_NAME: name, otel.ATTR_CODE_FUNCTION_NAME: function}
+    with tracer.start_as_current_span(name, context=from_browser(), attributes=attributes):
+        pass
+    sentry_sdk.flush()
+    [transaction] = transport.items("transaction")
+    assert transaction["contexts"]["trace"]["trace_id"] == BROWSER_TRACE
+    assert transaction["contexts"]["reflex"]["handler"] == attributes[otel.ATTR_CODE_FUNCTION_NAME]
+    return transaction
+
+
+@pytest.mark.parametrize(("handler", "name"), [pytest.param(handler, name, id=name) for handler, name in [
+    (State.event_handlers["hydrate_and_load"], "State.hydrate_and_load"),
+    (OnLoadInternalState.event_handlers["on_load_internal"], "OnLoadInternalState.on_load_internal"),
+    (OnLoadInternalState.event_handlers["set_is_hydrated"], "OnLoadInternalState.set_is_hydrated"),
+    (UpdateVarsInternalState.event_handlers["update_vars_internal"], "UpdateVarsInternalState.update_vars_internal"),
+]])
+def test_reflexs_own_events_are_its_plumbing_named_by_class_and_function(traced, handler, name) -> None:
+    """Issue 36, item 9: what Reflex handles for every page is no work of the app's: op reflex.internal,
+    so that /traces folds it under the page load (app/presentation/traces.py), named as a person reads
+    it, not by module path ("reflex.state.State.hydrate_and_load")."""
+    transport, tracer, _ = traced
+    transaction = reflex_event(transport, tracer, handler)
+    assert (transaction["transaction"], transaction["contexts"]["trace"]["op"]) == (name, "reflex.internal")
+
+
+def test_a_handler_the_app_inherits_from_reflex_is_named_after_the_apps_state(traced) -> None:
+    """`setvar` is Reflex's function (reflex.state.EventHandlerSetVar.setvar) but sets the app's state."""
+    transport, tracer, _ = traced
+    transaction = reflex_event(transport, tracer, TryState.event_handlers["setvar"])
+    assert (transaction["transaction"], transaction["contexts"]["trace"]["op"]) == ("TryState.setvar", "reflex.event")
+    assert transaction["tags"]["reflex.event"] == "TryState.setvar"
 
 
 def test_a_failed_span_keeps_its_error_status_without_formatting_the_exception() -> None:

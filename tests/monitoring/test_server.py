@@ -98,7 +98,7 @@ def test_a_housekeeping_handler_makes_no_transaction_and_no_breadcrumbs(capturin
         pass
     sentry_sdk.flush()
     [transaction] = capturing.items("transaction")
-    assert transaction["transaction"] == "app.pages.example.ExampleState.act"
+    assert transaction["transaction"] == "ExampleState.act"
     [event] = capturing.items("event")
     assert event["message"] == "an error while refreshing" and not event.get("breadcrumbs", {}).get("values")
 

@@ -70,7 +70,7 @@ def redirected_to(spec: object) -> str:
 
 def listed(state: TraceFilters) -> list[str]:
     if isinstance(state, TracesState):
-        return sorted(row["name"] for row in state.rows)
+        return sorted(row.name for row in state.rows)  # a trace each, named after its root
     assert isinstance(state, LogsState)
     return sorted(row["body"] for row in state.rows)
 

@@ -8,6 +8,14 @@ span processor, turns each such span into a sentry-sdk transaction with the same
 span id, made current in a scope of its own for the handler's code, so sentry-sdk's SQLAlchemy and
 httpx integrations hang their spans under it: click → event handler → SQL → HTTP in one trace.
 
+A transaction is named as a person reads the handler, its class and function (`TracesState.load`;
+a handler the app's state inherits from Reflex, `setvar`, by that state: `TryState.setvar`; the
+module path is the `reflex` context's `handler`). Reflex's own plumbing, the events of its own
+states for every page (`State.hydrate_and_load`, `OnLoadInternalState.on_load_internal`,
+`OnLoadInternalState.set_is_hydrated`, `UpdateVarsInternalState.update_vars_internal`, ...), gets the
+op `reflex.internal` rather than `reflex.event`: in the trace of the page view they belong to, under
+the page load, never read as the app's own work (the console's /traces folds them).
+
 When a handler raises, its scope (tags, contexts, the finished transaction) is kept for the
 backend exception handler (event_errors.py), which Reflex calls later from another task. An event
 Reflex could not bind to its handler (`event_binding.client_fault`) is no work of the app: it makes
@@ -43,6 +51,7 @@ from opentelemetry.trace import StatusCode
 from reflex_base import otel
 from reflex_base.constants import RouteVar
 from reflex_base.event.context import EventContext
+from reflex_base.utils.format import to_snake_case
 from sentry_sdk.scope import use_isolation_scope, use_scope
 from sentry_sdk.tracing import NoOpSpan, Span as SentrySpan, Transaction, TransactionSource
 
@@ -50,6 +59,8 @@ from reflex_lookout.event_binding import client_fault
 from reflex_lookout.untraced import is_housekeeping
 
 OP = "reflex.event"
+INTERNAL_OP = "reflex.internal"  # an event of Reflex's own package: its plumbing, not the app's work
+REFLEX_PACKAGES = ("reflex", "reflex_base")  # whose handlers are Reflex's own
 ORIGIN = "auto.function.reflex"
 # Scopes of failed events kept for the exception handler; it runs right after, so a few suffice.
 KEEP_FAILED = 256
@@ -66,8 +77,31 @@ class EventInfo:
 
     @property
     def name(self) -> str:
-        """The event as a person reads it: the handler's class and function, "TryState.raise_error"."""
-        return ".".join(self.handler.split(".")[-2:])
+        """The event as a person reads it: the handler's class and function, "TryState.raise_error"; for
+        a handler of Reflex's that a state inherits (`setvar`), that state's ("TryState.setvar")."""
+        handler_class, _, function = ".".join(self.handler.split(".")[-2:]).rpartition(".")
+        _, state = self._state()
+        if state and handler_class and to_snake_case(handler_class) != state:
+            return "".join(word[:1].upper() + word[1:] for word in state.split("_")) + "." + function
+        return f"{handler_class}.{function}" if handler_class else function
+
+    @property
+    def internal(self) -> bool:
+        """Whether the event is Reflex's own plumbing ("reflex.state.State.hydrate_and_load"), not the
+        app's work: the state it names is Reflex's (or, naming none, the handler is)."""
+        module, state = self._state()
+        if state:
+            return module.split("___", 1)[0] in REFLEX_PACKAGES
+        return self.handler.split(".", 1)[0] in REFLEX_PACKAGES
+
+    def _state(self) -> tuple[str, str]:
+        """The module and class of the state the event names, as Reflex writes them: "reflex___state____state.
+        app___pages___try_errors____try_state.setvar" → ("app___pages___try_errors", "try_state")."""
+        path = self.event.rsplit(".", 2)
+        if len(path) < 2:
+            return "", ""
+        module, _, state = path[-2].rpartition("____")
+        return module, state
 
     def context(self) -> dict[str, str]:
         return {"event": self.name, "handler": self.handler, "route": self.route, "session": self.session,
@@ -107,8 +141,8 @@ class EventTransactions(SpanProcessor):
         isolation.set_context("reflex", info.context())
         isolation.set_user({"id": info.session})  # pseudonymous: counts sessions, names nobody
         transaction = sentry_sdk.start_transaction(Transaction(
-            name=info.handler,  # "app.pages.try_errors.TryState.slow_work" (the event name is a tag)
-            op=OP,
+            name=info.name,  # "TryState.slow_work" (the module path is the reflex context's "handler")
+            op=INTERNAL_OP if info.internal else OP,
             source=TransactionSource.COMPONENT,
             origin=ORIGIN,
             trace_id=format(context.trace_id, "032x"),
