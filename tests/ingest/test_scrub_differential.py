@@ -68,11 +68,13 @@ def check(item_type: str, raw: bytes, scrubbing: ScrubbingSettings, secrets: tup
     """The three checks of the module's docstring for one item; whether the prefilter passed it."""
     payload = json.loads(raw)
     fast = scrub_item(item_type, payload, scrubbing, raw)
-    full = scrub_item(item_type, payload, scrubbing)
-    assert json.dumps(fast, sort_keys=True) == json.dumps(full, sort_keys=True)
     passed = holds_nothing_to_scrub(raw, scrubbing)
     config = pii_config(scrubbing)
     if passed and config is not None:
+        # Where the prefilter passes, Relay is not asked: what Relay would have kept must be the same.
+        # (Where it does not, both are the very same call to Relay: nothing to compare.)
+        full = scrub_item(item_type, payload, scrubbing)
+        assert json.dumps(fast, sort_keys=True) == json.dumps(full, sort_keys=True)
         assert relay_reads(item_type, payload, config) == [], raw[:300]
         # kept as sent, but for an SDK's `_meta` and a session's `did`, which are never kept
         assert fast is payload or "_meta" in payload or (item_type in SESSIONS and "did" in payload)
@@ -185,6 +187,12 @@ def digits_of(count: int) -> st.SearchStrategy[str]:
 
 
 def values_with_secrets() -> st.SearchStrategy[str]:
+    """Secrets alone, inside other text, or other text alone."""
+    near = st.text(string.ascii_letters + string.digits + " -_.:/@=+,;'\"\\\t\n", max_size=40)
+    return st.one_of(secrets(), st.builds(lambda a, s, b: a + s + b, near, secrets(), near), near)
+
+
+def secrets() -> st.SearchStrategy[str]:
     """Text Relay's value rules match (a card, an IBAN, a social security number, a PEM key, a URL's
     password, a bearer token, an e-mail address, a token assignment), spelled many ways, often inside
     other text."""
@@ -197,7 +205,8 @@ def values_with_secrets() -> st.SearchStrategy[str]:
         card,
         st.builds(lambda c, d, r: c + d + r, chars(string.ascii_uppercase, 2, 2), digits_of(2), chars(ALNUM, 11, 20)),  # IBAN
         st.builds(lambda a, b, c: f"{a}-{b}-{c}", digits_of(3), digits_of(2), digits_of(4)),  # US SSN
-        st.builds(lambda body: f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----",
+        st.builds(lambda kind, body: f"-----BEGIN {kind} KEY-----\n{body}\n-----END {kind} KEY-----",
+                  st.sampled_from(["RSA PRIVATE", "PUBLIC", "EC PUBLIC", "ENCRYPTED PRIVATE"]),
                   st.text(string.ascii_letters + string.digits + "+/=", min_size=1, max_size=30)),
         st.builds(lambda user, pw, host: f"https://{user}:{pw}@{host}/path", chars(string.ascii_lowercase + string.digits, 1, 8),
                   chars(ALNUM + "%_.-", 1, 12), st.sampled_from(["db", "db.example", "localhost:5432"])),
@@ -211,8 +220,7 @@ def values_with_secrets() -> st.SearchStrategy[str]:
         st.sampled_from(["\u0664\u0661\u0661\u0661 1111 1111 1111 1111", "ſecret=1", "paſsword", "١٢٣-٤٥-٦٧٨٩"]),
         digits,
     )
-    near = st.text(string.ascii_letters + string.digits + " -_.:/@=+,;'\"\\\t\n", max_size=40)
-    return st.one_of(secret, st.builds(lambda a, s, b: a + s + b, near, secret, near), near)
+    return secret
 
 
 def leaves() -> st.SearchStrategy[Any]:
@@ -299,6 +307,55 @@ def test_generated_items_are_kept_as_relay_keeps_them(scrubbing: ScrubbingSettin
     if escape_slashes:  # as PHP's json_encode writes slashes
         raw = raw.replace("/", "\\/")
     check(item_type, raw.encode(), scrubbing)
+
+
+CLEAN_KEYS = ["user", "note", "amount", "route", "colour", "name", "city", "ref", "kind", "step"]
+CLEAN_TEXT = st.text(string.ascii_lowercase + " ", max_size=12)
+
+
+def in_place(where: str, key: str, value: str, filler: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """An item holding `key: value` at `where`, and otherwise only `filler`, which holds nothing to scrub."""
+    pair = {**filler, key: value}
+    places: dict[str, tuple[str, dict[str, Any]]] = {
+        "extra": ("event", {"extra": pair}),
+        "request data": ("event", {"request": {"data": pair}}),
+        "headers": ("event", {"request": {"headers": pair}}),
+        "header pairs": ("event", {"request": {"headers": [[k, v] for k, v in pair.items()]}}),
+        "url": ("event", {"request": {"url": f"https://shop.example/{value}"}, "extra": filler}),
+        "message": ("event", {"logentry": {"formatted": value}, "extra": filler}),
+        "frame vars": ("event", {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [{"vars": pair}]}}]}}),
+        "breadcrumb": ("event", {"breadcrumbs": {"values": [{"message": "m", "data": pair}]}}),
+        "json string": ("event", {"extra": {**filler, "blob": json.dumps({key: value})}}),
+        "span": ("transaction", {"type": "transaction", "spans": [{"op": "db", "data": pair}]}),
+        "log attribute": ("log", {"items": [{"body": "b", "attributes": {k: {"type": "string", "value": v}
+                                                                           for k, v in pair.items()}}]}),
+        "log body": ("log", {"items": [{"body": value, "attributes": filler}]}),
+        "log field": ("log", {"items": [{"body": "b", "extra": pair}]}),
+        "session attrs": ("session", {"sid": "s", "attrs": pair}),
+        "user report": ("user_report", {"name": "n", "comments": value, **filler}),
+    }
+    return places[where]
+
+
+def planted() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """One secret, by its key or its value, in an item that holds nothing else to scrub: any word or
+    pattern the prefilter did not look for would let such an item through unread."""
+    pair = st.one_of(st.tuples(st.sampled_from(SECRET_KEYS), CLEAN_TEXT), st.tuples(st.sampled_from(CLEAN_KEYS), secrets()))
+    filler = st.dictionaries(st.sampled_from(CLEAN_KEYS), CLEAN_TEXT, max_size=3)
+    return st.builds(lambda where, kv, rest: in_place(where, kv[0], kv[1], rest),
+                     st.sampled_from(["extra", "request data", "headers", "header pairs", "url", "message", "frame vars",
+                                      "breadcrumb", "json string", "span", "log attribute", "log body", "log field",
+                                      "session attrs", "user report"]), pair, filler)
+
+
+@pytest.mark.parametrize("scrubbing", SETTINGS, ids=["defaults", "ip-addresses", "fields"])
+@settings(max_examples=700, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(item=planted())
+def test_one_secret_in_an_item_otherwise_clean_is_read_by_relay(scrubbing: ScrubbingSettings,
+                                                                 item: tuple[str, dict[str, Any]]) -> None:
+    item_type, payload = item
+    check(item_type, json.dumps(payload).encode(), scrubbing)
 
 
 def test_a_planted_secret_of_each_kind_does_not_survive() -> None:
