@@ -1,6 +1,7 @@
 """The scrubbing shortcut against Relay itself (issue 35): for every event of the shared samples,
-every envelope the real sentry-sdk makes here, and 10,200 generated items holding secrets of every
-kind Relay knows, under every key spelling and in every place, what is kept with the prefilter
+every envelope the real sentry-sdk makes here, 10,200 generated items holding secrets of every
+kind Relay knows, under every key spelling and in every place, and 2,100 items holding one secret
+and nothing else, what is kept with the prefilter
 (reflex_lookout/scrubbing/prefilter.py) is identical to what is kept when Relay's
 `pii_strip_event` reads every item (scrubbing/relay.py); wherever the prefilter lets an item through
 unread, Relay's rules match nothing in it (no rule's remark in its `_meta`); and no planted secret
