@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy
-from reflex.app import default_backend_exception_handler, default_frontend_exception_handler
 
 from reflex_lookout import Monitoring, runtime
+from tests.monitoring.host_app import HostApp
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 
@@ -23,20 +23,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # as Reflex's backend runs
-
-
-class HostApp:
-    """The attributes of `rx.App` that `post_compile` reads and writes."""
-
-    def __init__(self) -> None:
-        self.api_transformer: Any = None
-        self.frontend_exception_handler: Any = default_frontend_exception_handler
-        self.backend_exception_handler: Any = default_backend_exception_handler
-        self.lifespan_tasks: list[Any] = []
-
-    def register_lifespan_task(self, task: Any) -> Any:
-        self.lifespan_tasks.append(task)
-        return task
 
 
 async def their_routes(scope: Any, receive: Any, send: Any) -> None:

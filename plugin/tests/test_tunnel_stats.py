@@ -6,20 +6,19 @@ page of another site, and the outbox's depth read at most once a second however 
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import sqlalchemy
-from reflex.app import App, default_backend_exception_handler, default_frontend_exception_handler
+from reflex.app import App
 from starlette.applications import Starlette
 
 from reflex_lookout import Monitoring, runtime
 from reflex_lookout.tunnel import Tunnel
+from tests.monitoring.host_app import HostApp
+from tests.sql_log import outbox_depth_queries
 
 pytestmark = pytest.mark.anyio
 DSN = "http://3f2a@127.0.0.1:3000/2"
@@ -31,20 +30,6 @@ THIS_MACHINE = "http://localhost:3000"  # the peer is 127.0.0.1 (httpx's ASGI tr
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # as Reflex's backend runs
-
-
-class HostApp:
-    """The attributes of `rx.App` that `post_compile` reads and writes (as in test_backend.py)."""
-
-    def __init__(self) -> None:
-        self.api_transformer: Any = None
-        self.frontend_exception_handler: Any = default_frontend_exception_handler
-        self.backend_exception_handler: Any = default_backend_exception_handler
-        self.lifespan_tasks: list[Any] = []
-
-    def register_lifespan_task(self, task: Any) -> Any:
-        self.lifespan_tasks.append(task)
-        return task
 
 
 def envelope(dsn: str) -> bytes:
@@ -76,26 +61,10 @@ def client(asgi: Any, base_url: str = THIS_MACHINE, peer: str = "127.0.0.1") -> 
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=asgi, client=(peer, 50000)), base_url=base_url)
 
 
-@contextlib.contextmanager
-def depth_queries(engine: sqlalchemy.Engine) -> Iterator[list[str]]:
-    """The aggregate queries over the outbox (`OutboxStore.depth`) run on `engine` meanwhile."""
-    seen: list[str] = []
-
-    def executed(connection: Any, cursor: Any, statement: str, *rest: Any) -> None:
-        if "group by" in statement.lower() and "outbox" in statement.lower():
-            seen.append(statement)
-
-    sqlalchemy.event.listen(engine, "before_cursor_execute", executed)
-    try:
-        yield seen
-    finally:
-        sqlalchemy.event.remove(engine, "before_cursor_execute", executed)
-
-
 async def test_off_by_default_the_path_is_the_apps_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     asgi, tunnel = host_backend(monkeypatch, tmp_path)
     async with client(asgi) as local:
-        with depth_queries(tunnel.store.engine) as queries:
+        with outbox_depth_queries(tunnel.store.engine) as queries:
             answer = await local.get(STATS)
         assert answer.status_code == 404 and "accepted" not in answer.text
         assert queries == []
@@ -106,7 +75,7 @@ async def test_on_this_machine_reads_them_and_nobody_else(monkeypatch: pytest.Mo
     asgi, tunnel = host_backend(monkeypatch, tmp_path, LOOKOUT_TUNNEL_STATS="on")
     async with client(asgi) as local:
         await local.post("/monitoring", content=envelope(DSN))
-        with depth_queries(tunnel.store.engine) as queries:
+        with outbox_depth_queries(tunnel.store.engine) as queries:
             refused = {
                 "another machine": await client(asgi, "http://app.example.com", "203.0.113.9").get(STATS),
                 "another machine, through a proxy here": await local.get(STATS, headers={"X-Forwarded-For": "203.0.113.9"}),
@@ -145,7 +114,7 @@ async def test_the_token_opens_them_to_another_machine(monkeypatch: pytest.Monke
 async def test_repeated_calls_within_a_second_read_the_outbox_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     asgi, tunnel = host_backend(monkeypatch, tmp_path, LOOKOUT_TUNNEL_STATS="on")
     async with client(asgi) as local:
-        with depth_queries(tunnel.store.engine) as queries:
+        with outbox_depth_queries(tunnel.store.engine) as queries:
             answers = [await local.get(STATS) for _ in range(10)]
         assert [a.status_code for a in answers] == [200] * 10
         assert len(queries) == 1

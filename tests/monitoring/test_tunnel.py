@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import gzip
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -18,6 +16,7 @@ from tests.environment import LOCAL_ENV
 from tests.monitoring.envelopes import build, error_event
 from tests.monitoring.helpers import accepted, sentry_settings, until
 from tests.monitoring.upstream import Upstream
+from tests.sql_log import outbox_depth_queries
 
 pytestmark = pytest.mark.anyio
 
@@ -191,22 +190,6 @@ THIS_MACHINE = {"Host": "localhost:8000"}
 STATS_TOKEN = "s" * 32
 
 
-@contextlib.contextmanager
-def depth_queries(engine: sqlalchemy.Engine) -> Iterator[list[str]]:
-    """The aggregate queries over the outbox (`OutboxStore.depth`) run on `engine` meanwhile."""
-    seen: list[str] = []
-
-    def executed(connection, cursor, statement: str, *rest) -> None:
-        if "group by" in statement.lower() and "outbox" in statement.lower():
-            seen.append(statement)
-
-    sqlalchemy.event.listen(engine, "before_cursor_execute", executed)
-    try:
-        yield seen
-    finally:
-        sqlalchemy.event.remove(engine, "before_cursor_execute", executed)
-
-
 def stats_client(pipeline, base_url: str, peer: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=pipeline.tunnel.asgi(), client=(peer, 50000))
     return httpx.AsyncClient(transport=transport, base_url=base_url)
@@ -228,7 +211,7 @@ async def test_the_stats_are_refused_to_strangers_rebound_names_and_other_sites_
     pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
     path = pipeline.settings.tunnel_path + "/stats"
     async with stats_client(pipeline, "http://lookout.example.com", "203.0.113.9") as elsewhere:
-        with depth_queries(pipeline.store.engine) as queries:
+        with outbox_depth_queries(pipeline.store.engine) as queries:
             refused = {
                 "another machine": await elsewhere.get(path),
                 "another machine, through a proxy here": await pipeline.client.get(
@@ -264,7 +247,7 @@ async def test_the_outbox_depth_is_read_at_most_once_a_second(make_pipeline, ups
     path = pipeline.settings.tunnel_path + "/stats"
     now = [1000.0]
     pipeline.tunnel.clock = lambda: now[0]
-    with depth_queries(pipeline.store.engine) as queries:
+    with outbox_depth_queries(pipeline.store.engine) as queries:
         first = [await pipeline.client.get(path, headers=THIS_MACHINE) for _ in range(5)]
         together = await asyncio.gather(*(pipeline.client.get(path, headers=THIS_MACHINE) for _ in range(5)))
         assert len(queries) == 1
@@ -279,7 +262,7 @@ async def test_the_outbox_depth_is_read_at_most_once_a_second(make_pipeline, ups
         later = (await pipeline.client.get(path, headers=THIS_MACHINE)).json()
         assert later["outbox"]["pending"]["envelopes"] == 1 and len(queries) == 2
     # The home page reads the same snapshot (app/pages/home.py), under the same limit.
-    with depth_queries(pipeline.store.engine) as queries:
+    with outbox_depth_queries(pipeline.store.engine) as queries:
         assert pipeline.tunnel.snapshot()["outbox"]["pending"]["envelopes"] == 1 and queries == []
 
 

@@ -4,14 +4,13 @@ the sign-in page for every link, with nothing looked up, so no answer says which
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 
 import pytest
-import sqlalchemy
 from starlette.testclient import TestClient
 
 from app.console.accounts import COOKIE, Accounts, Viewer
+from tests.sql_log import statements
 from tests.webapi.inbox import Inbox, inbox, served
 
 ELSEWHERE = ("10.213.0.2", 40000)  # a peer on another machine (tests/netns.py's addresses)
@@ -38,21 +37,6 @@ def where(found: Inbox, link: str, client: tuple[str, int], cookies: dict[str, s
     status, headers, _ = opened(found, link, client, cookies=cookies)
     assert status == 302
     return dict(headers)[b"location"].decode()
-
-
-@contextlib.contextmanager
-def statements(engine: sqlalchemy.Engine) -> Iterator[list[str]]:
-    """The SQL `engine` runs inside the block (a real listener on the engine)."""
-    ran: list[str] = []
-
-    def record(_connection: object, _cursor: object, sql: str, *_rest: object) -> None:
-        ran.append(sql)
-
-    sqlalchemy.event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield ran
-    finally:
-        sqlalchemy.event.remove(engine, "before_cursor_execute", record)
 
 
 def test_a_stranger_gets_the_same_answer_whatever_exists_and_nothing_is_looked_up(found: Inbox) -> None:
