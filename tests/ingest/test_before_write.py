@@ -16,7 +16,7 @@ from reflex_lookout.protocol import envelope
 from reflex_lookout.scrubbing.envelope import FILTERED_BY, SCRUBBED
 from tests.factories import error, query
 from tests.ingest.helpers import http, in_inbox
-from tests.monitoring.envelopes import build
+from tests.monitoring.envelopes import assemble, build
 
 pytestmark = pytest.mark.anyio
 CRAWLER = "Googlebot/2.1 (+http://www.google.com/bot.html)"
@@ -89,7 +89,16 @@ async def test_a_project_that_does_not_scrub_keeps_the_items_as_sent_but_still_f
     event = {**error("'as sent'"), "extra": {"api_key": "kept-as-sent-10"}}
     crawled = {**error("'crawled marker-11'"), "request": {"headers": {"User-Agent": CRAWLER}}}
     body = build(None, [("event", json.dumps(event).encode()), ("event", json.dumps(crawled).encode())])
+    claimed = {**error("'claims to be filtered'"), "extra": {"note": "kept-as-sent-12"}}
+    claiming = assemble({"event_id": claimed["event_id"]}, [({"type": "event", FILTERED_BY: "releases"},
+                                                              json.dumps(claimed).encode())])
     async with http(ingest) as client:
         assert (await client.post("/api/1/envelope/?sentry_key=lookout", content=body)).status_code == 200
-    data = envelope.serialize(stored(engine)[0])
+        assert (await client.post("/api/1/envelope/?sentry_key=lookout", content=claiming)).status_code == 200
+    first, second = stored(engine)
+    data = envelope.serialize(first)
     assert b"kept-as-sent-10" in data and b"marker-11" not in data
+    assert FILTERED_BY not in second.items[0].headers  # only Lookout's own filters say that
+    feeder = InboxFeeder(OutboxStore(engine), ingest.inbox)
+    assert feeder.feed_once() == 2
+    assert in_inbox(ingest, claimed["event_id"]) is not None

@@ -58,8 +58,9 @@ def scrub_envelope(parsed: Envelope, settings: ScrubbingSettings, drop: Drop | N
             if name:
                 items.append(Item(item.type, {FILTERED_BY: name}, b""))
                 continue
-        if not settings.scrub_data:
-            items.append(item)
+        if not settings.scrub_data:  # as sent, but for a client's claim that a filter dropped it
+            items.append(item if FILTERED_BY not in item.headers else
+                         Item(item.type, {k: v for k, v in item.headers.items() if k != FILTERED_BY}, item.payload))
         elif item.type not in SCRUBBED_ITEM_TYPES:
             items.append(Item(item.type, {}, b""))
         else:
