@@ -96,6 +96,19 @@ class InboxIssueTag(SQLModel, table=True):
     last_seen: float
 
 
+class InboxTagQueue(SQLModel, table=True):
+    """Tag counts an ingest transaction stored and the tag counter has still to add into the index
+    (app/ingest/tag_counter.py): one row per issue per ingest batch, its (key, value, count, first
+    seen, last seen) as a JSON list. A row is deleted in the transaction that adds it."""
+
+    __tablename__ = "inbox_tag_queue"
+    __table_args__ = (Index("ix_inbox_tag_queue_issue", "issue_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    issue_id: int  # no foreign key: the row goes with its issue (merge, deletion) in the same transaction
+    counts: str
+
+
 class InboxBackfill(SQLModel, table=True):
     """A bounded background pass over rows stored before a migration (app/ingest/tag_backfill.py):
     the rows with ids from `next_id` to `until_id` are still to be done."""

@@ -7,6 +7,7 @@ process that has this one (reflex_lookout/runtime.py `current`).
     server SDK ──OutboxTransport──commit──▲       └── status "local" when no SENTRY_DSN: the
                                                       feeder reads it, symbolicated, into the inbox
     inbox ingest txn ──▶ alert rows (app/alerts/triggers.py) ──alert sender (lease holder)──▶ e-mail, webhooks
+                     └─▶ tag queue ──tag counter (lease holder)──▶ tag index (app/ingest/tag_counter.py)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from app.ingest.quotas import Quotas
 from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill
+from app.ingest.tag_counter import TagCounter
 from app.local_inbox import outbox_store
 from app.settings import SETTINGS
 from app.sourcemaps.dev_modules import with_dev_server
@@ -43,6 +45,7 @@ symbolicator = Symbolicator(library)
 inbox = InboxStore(db.engine(), symbolicator)
 feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
 sender: AlertSender | None = None  # local mode: delivers the alerts the inbox makes due
+tag_counter: TagCounter | None = None  # local mode: adds the tag counts ingest queued into the index
 
 
 def _wake_feeder(dsn: str) -> None:
@@ -51,10 +54,12 @@ def _wake_feeder(dsn: str) -> None:
         feeder.wake(dsn)
 
 
-def _wake_sender() -> None:
-    """The feeder committed a batch, and with it any alert it made due."""
+def _fed() -> None:
+    """The feeder committed a batch, and with it any alert it made due and its tag counts."""
     if sender is not None:
         sender.wake()
+    if tag_counter is not None:
+        tag_counter.wake()
 
 
 # The plugin's runtime with Lookout's destination (docs/design/reflex-plugin.md §4): the local DSN
@@ -76,18 +81,20 @@ async def run_inbox(app: Any = None) -> AsyncIterator[None]:
     outbox holds for it is read into the inbox while the backend runs. `app`: the rx.App, which
     Reflex passes to a lifespan task that asks for it. The alert sender runs beside the feeder:
     the environment's channels are checked (SettingsError) and stored first."""
-    global feeder, sender
+    global feeder, sender, tag_counter
     tasks: list[asyncio.Task[None]] = []
     if SETTINGS.dsn is None:
         await asyncio.to_thread(inbox.ensure_project, settle_local_dsn(SETTINGS, db.engine()))
         if app is not None:  # dev mode: the dev server's modules too, with the app's pages
             symbolicator.lookup = with_dev_server(library, app)
         feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)),
-                             lease=Lease(db.engine(), "inbox-feeder"), on_fed=_wake_sender)
+                             lease=Lease(db.engine(), "inbox-feeder"), on_fed=_fed)
         await asyncio.to_thread(sync_env_channels, db.engine(), SETTINGS)
         sender = AlertSender(db.engine(), SETTINGS, Lease(db.engine(), "alert-sender"))
         with sentry_sdk.isolation_scope():  # their queries and requests are no one's breadcrumbs
-            tasks = [supervise("lookout-inbox-feeder", feeder.run), supervise("lookout-alert-sender", sender.run)]
+            tag_counter = TagCounter(db.engine(), Lease(db.engine(), "tag-counter"))
+            tasks = [supervise("lookout-inbox-feeder", feeder.run), supervise("lookout-alert-sender", sender.run),
+                     supervise("lookout-tag-counter", tag_counter.run)]
             # Events stored before migration 0015: their tags, indexed once; it ends when done (not supervised).
             backfill = TagBackfill(db.engine(), Lease(db.engine(), "tag-backfill"))
             tasks.append(asyncio.create_task(backfill.run(), name="lookout-tag-backfill"))

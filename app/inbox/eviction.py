@@ -17,7 +17,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.inbox.states import CHANGES
-from app.inbox.tables import COMMENTS, EVENTS, FEEDBACK, GROUPHASHES, ISSUE_TAGS, ISSUES, READ, chunks
+from app.inbox.tables import COMMENTS, EVENTS, FEEDBACK, GROUPHASHES, ISSUE_TAGS, ISSUES, READ, TAG_QUEUE, chunks
 from reflex_lookout.tables import OUTBOX
 
 # The order in which issues give way: the least seen first, then the longest unseen.
@@ -67,13 +67,14 @@ def drop_envelopes(connection: sqlalchemy.Connection, ids: Sequence[int]) -> int
 
 def delete_issues(connection: sqlalchemy.Connection, ids: Sequence[int]) -> int:
     """Delete the issues with their events (and envelopes), their events' feedback, their history,
-    comments, tag counts and grouping hashes."""
+    comments, tag counts (queued or counted) and grouping hashes."""
     for chunk in chunks(ids):
         events = connection.execute(select(EVENTS.c.id, EVENTS.c.event_id).where(EVENTS.c.issue_id.in_(chunk))).all()
         for event_ids in chunks([event_id for _, event_id in events]):
             connection.execute(delete(FEEDBACK).where(FEEDBACK.c.event_id.in_(event_ids)))
         delete_events(connection, [row_id for row_id, _ in events])
-        for table in (CHANGES, COMMENTS, ISSUE_TAGS, GROUPHASHES):
+        # The queued tag counts before the counted ones (see MOVED_WITH_AN_ISSUE in app/inbox/merge.py).
+        for table in (CHANGES, COMMENTS, TAG_QUEUE, ISSUE_TAGS, GROUPHASHES):
             connection.execute(delete(table).where(table.c.issue_id.in_(chunk)))
         connection.execute(delete(ISSUES).where(ISSUES.c.id.in_(chunk)))
     return len(ids)

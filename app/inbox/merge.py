@@ -2,7 +2,7 @@
 
 An event finds its issue through its grouping hash (`inbox_grouphash`, app/ingest/event_writer.py).
 Merging repoints the hashes of the merged issues at the one that stays, so new events of any of them
-land there; the stored events, comments, history and tag counts move with them. Unmerging a hash
+land there; the stored events, comments, history and tag counts (queued or counted) move with them. Unmerging a hash
 moves it and its stored events to a new issue; the tag index of both issues is then counted again
 from their stored events (the merged index cannot tell which hash a count came from).
 
@@ -22,14 +22,17 @@ from app import db
 from app.inbox import activity, states
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.states import CHANGES, StateError
-from app.inbox.tables import BACKFILLS, COMMENTS, EVENTS, GROUPHASHES, ISSUE_TAGS, ISSUES
+from app.inbox.tables import BACKFILLS, COMMENTS, EVENTS, GROUPHASHES, ISSUE_TAGS, ISSUES, TAG_QUEUE
 from app.ingest.grouping import group
 from app.ingest.tag_index import TagCounts, derived_tags, upsert
 
 logger = logging.getLogger(__name__)
 MAX_MERGE = 100  # issues merged at once
 CHUNK = 500  # stored events read at once when counting tags again
-MOVED_WITH_AN_ISSUE = (GROUPHASHES, EVENTS, COMMENTS, CHANGES)  # feedback follows its event (by event id)
+# Feedback follows its event (by event id). Tag counts still queued (app/ingest/tag_counter.py) move
+# before the counted ones: on PostgreSQL the UPDATE waits for a counter step holding them, and the
+# counted ones are then read with what that step added.
+MOVED_WITH_AN_ISSUE = (GROUPHASHES, EVENTS, COMMENTS, CHANGES, TAG_QUEUE)
 
 
 def merge(connection: sqlalchemy.Connection, issue_ids: Sequence[int], actor: str) -> int:
@@ -111,8 +114,10 @@ def unmerge(connection: sqlalchemy.Connection, issue_id: int, fingerprint: str, 
 
 
 def count_tags_again(connection: sqlalchemy.Connection, issue_ids: Sequence[int]) -> None:
-    """The issues' tag index, counted again from their stored events, CHUNK at a time. Events the tag
+    """The issues' tag index, counted again from their stored events, CHUNK at a time. Their counts
+    still queued are dropped first (the stored events they came from are counted here). Events the tag
     backfill has still to do (app/ingest/tag_backfill.py) are left to it, which would count them twice."""
+    connection.execute(delete(TAG_QUEUE).where(TAG_QUEUE.c.issue_id.in_(issue_ids)))
     connection.execute(delete(ISSUE_TAGS).where(ISSUE_TAGS.c.issue_id.in_(issue_ids)))
     pending = connection.execute(
         select(BACKFILLS.c.next_id, BACKFILLS.c.until_id).where(BACKFILLS.c.name == "tags")).first()

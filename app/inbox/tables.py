@@ -21,6 +21,7 @@ from app.models import (
     InboxQuotaCount,
     InboxRead,
     InboxSavedSearch,
+    InboxTagQueue,
     InboxTransaction,
     table_of,
 )
@@ -32,6 +33,7 @@ ISSUES = table_of(InboxIssue)
 EVENTS = table_of(InboxEvent)
 GROUPHASHES = table_of(InboxGroupHash)
 ISSUE_TAGS = table_of(InboxIssueTag)
+TAG_QUEUE = table_of(InboxTagQueue)
 COMMENTS = table_of(InboxComment)
 SAVED_SEARCHES = table_of(InboxSavedSearch)
 BACKFILLS = table_of(InboxBackfill)

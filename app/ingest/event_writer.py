@@ -1,7 +1,7 @@
 """The writer of issues and events: an error or message event is grouped (app/ingest/grouping.py)
 into its issue, new or counted again, and stored once per `event_id`, on the caller's connection
 (the ingest transaction), with the alert it makes due, if any (app/alerts/triggers.py), and its
-tags counted into the issue's tag index (app/ingest/tag_index.py)."""
+tags counted for the issue's tag index (queued in the same transaction: app/ingest/tag_index.py)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
                 received_at: float, kept: dict[str, Any], tags: TagCounts | None = None) -> bool:
     """Store the event in its issue; False if the project has its `event_id` already. `kept`: where
     the event is kept (its `payload` text, or its outbox row's `envelope_id` and `item_index`).
-    Its tags are counted into `tags`, for the caller to write with its batch (None: written now)."""
+    Its tags are counted into `tags`, for the caller to queue with its batch (None: queued now)."""
     event_id = event_id_of(event.get("event_id"))
     if stored(connection, STORED_EVENT, project_id, event_id):
         return False
@@ -85,7 +85,7 @@ def write_event(connection: sqlalchemy.Connection, project_id: int, event: dict[
     counts = TagCounts() if tags is None else tags
     counts.add(issue_id, derived_tags(event), received_at)
     if tags is None:
-        counts.write(connection)
+        counts.queue(connection)
     return True
 
 

@@ -49,6 +49,7 @@ from app.ingest.incoming import (
     its_own_fault,
 )
 from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
+from app.ingest.tag_counter import count_queued
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import fill_from_user_agent
@@ -118,10 +119,13 @@ class InboxStore:
     def ingest_envelope(self, body: bytes, content_encoding: str = "", received_at: float | None = None,
                         dsn: str | None = None) -> Ingested:
         """Keep the envelope's events; `dsn`, the DSN it was accepted for (an outbox row records it),
-        names the project, else the envelope header's does (sentry-sdk puts none there)."""
+        names the project, else the envelope header's does (sentry-sdk puts none there). Unlike the
+        feeder's batches, it returns with the envelope's tags counted (the tag counter's step taken
+        here: app/ingest/tag_counter.py), for a caller that reads what it stored at once."""
         result = self.ingest_batch([Incoming(body, content_encoding, received_at, dsn)])[0]
         if isinstance(result, Exception):
             raise result
+        count_queued(self.engine)
         return result
 
     def ingest_batch(self, batch: Sequence[Incoming], then: Then | None = None) -> list[Ingested | Exception]:
@@ -142,9 +146,9 @@ class InboxStore:
                 read.append(exc)
         try:
             with self.engine.begin() as connection:
-                tags = TagCounts()  # the batch's, written once (app/ingest/tag_index.py)
+                tags = TagCounts()  # the batch's, queued once for the tag counter (app/ingest/tag_index.py)
                 results = [self._write(connection, r, tags) if isinstance(r, Readable) else r for r in read]
-                tags.write(connection)
+                tags.queue(connection)
                 self._drop_rejected(connection, batch, results)
                 if then is not None:
                     then(connection, batch, results)

@@ -1,14 +1,18 @@
-"""The tag index: each event's tags, counted per issue at ingest (in the ingest transaction), for
-search (`browser.name:Chrome`) and the issue page's distributions.
+"""The tag index: each event's tags, counted per issue, for search (`browser.name:Chrome`) and the
+issue page's distributions.
 
 An event's tags are the ones Sentry derives from its fields and contexts (`derived_tags`) and its
 own `tags`, bounded as Relay bounds them: a key of at most 32 characters and a value of at most
 200, neither empty nor holding a line break; anything else is not a tag (Relay drops it too).
-Counts are gathered per batch (`TagCounts`) and written with one upsert per (issue, key, value).
+Counts are gathered per batch (`TagCounts`). The ingest transaction stores them, per issue, in the
+tag queue (`TagCounts.queue`: a row per issue, the batch's counts as JSON); the tag counter
+(app/ingest/tag_counter.py) adds the queue into the index soon after, with one upsert per
+(issue, key, value) (`TagCounts.write`), which merge and the backfill also use directly.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +20,7 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.inbox.tables import ISSUE_TAGS
+from app.inbox.tables import ISSUE_TAGS, TAG_QUEUE
 from app.ingest.grouping import exceptions
 from app.protocol.fields import listed, mapping, text
 
@@ -104,6 +108,30 @@ class TagCounts:
             else:
                 found[0] += 1
                 found[1], found[2] = min(found[1], seen_at), max(found[2], seen_at)
+
+    def add_counted(self, issue_id: int, queued: str) -> None:
+        """Add a queue row's counts (`queue` wrote them) to the issue's."""
+        for key, value, n, first, last in json.loads(queued):
+            found = self.counts.get((issue_id, key, value))
+            if found is None:
+                self.counts[(issue_id, key, value)] = [n, first, last]
+            else:
+                found[0] += n
+                found[1], found[2] = min(found[1], first), max(found[2], last)
+
+    def queue(self, connection: sqlalchemy.Connection) -> None:
+        """Store the counts in the tag queue, a row per issue, and forget them: what the ingest
+        transaction does (one short insert per issue of the batch instead of an upsert per tag)."""
+        if not self.counts:
+            return
+        per_issue: dict[int, list[list[Any]]] = {}
+        for (issue_id, key, value), (n, first, last) in self.counts.items():
+            per_issue.setdefault(issue_id, []).append([key, value, int(n), first, last])
+        rows = [(issue_id, json.dumps(counts, separators=(",", ":"))) for issue_id, counts in per_issue.items()]
+        placeholder = "%s" if connection.dialect.name == "postgresql" else "?"
+        connection.exec_driver_sql(f"INSERT INTO {TAG_QUEUE.name} (issue_id, counts) VALUES ({placeholder}, {placeholder})",
+                                   rows)
+        self.counts.clear()
 
     def write(self, connection: sqlalchemy.Connection) -> None:
         """Add the counts to the index, and forget them: one upsert per row in one executemany on

@@ -15,6 +15,7 @@ from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill, backfill_step, pending
+from app.ingest.tag_counter import count_queued
 from reflex_lookout.background import Lease
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.settings import Dsn
@@ -70,6 +71,8 @@ def fresh_index(tmp_path: Path, received: list[Received]) -> Index:
 
 
 def index_of(engine: sqlalchemy.Engine) -> Index:
+    """The index once the tag counter has added what ingest queued (app/ingest/tag_counter.py)."""
+    count_queued(engine)
     with engine.connect() as connection:
         rows = connection.execute(sqlalchemy.text(
             "select i.fingerprint, t.key, t.value, t.count, t.first_seen, t.last_seen"

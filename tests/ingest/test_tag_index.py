@@ -7,6 +7,7 @@ import sentry_sdk
 
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
+from app.ingest.tag_counter import count_queued
 from app.ingest.tag_index import bounded, derived_tags
 from tests.factories import error, event_envelope, query, sentry_sdk_envelopes, store_all
 
@@ -63,4 +64,5 @@ def test_a_browser_events_contexts_give_its_browser_os_and_device_tags() -> None
 def test_a_batch_counts_each_tag_once_per_event(inbox: InboxStore) -> None:
     same = [event_envelope(error("'cart'")) for _ in range(3)]
     inbox.ingest_batch([Incoming(body, "", None, None) for body in same])
+    count_queued(inbox.engine)  # the tag counter's step (app/ingest/tag_counter.py)
     assert query(inbox, "select count from inbox_issue_tag where key = 'level'") == [(3,)]

@@ -1,0 +1,113 @@
+"""The tag counter: adds the tag counts the ingest transactions queued (app/ingest/tag_index.py,
+`inbox_tag_queue`) into the tag index, soon after, under a lease so that one worker does it.
+
+Each step takes the oldest queue rows (up to `LIMIT`) and deletes them in the transaction that adds
+their counts into the index, coalesced (one upsert per distinct issue, key and value, in sorted
+order): a step that dies (SIGKILL, the database away) leaves its rows queued and nothing added, so
+nothing is counted twice or lost. The first statement of a step is that DELETE (RETURNING the rows):
+SQLite takes its write lock at once instead of failing a later upgrade; PostgreSQL locks the rows,
+skipping those another step holds (`SKIP LOCKED`). Merging issues moves their queue rows with them,
+unmerging and deleting an issue drop them (app/inbox/merge.py, app/inbox/eviction.py); on PostgreSQL
+those wait for a step that holds the rows, then see what it added.
+
+`TagCounter.run` takes a step whenever the feeder has committed a batch (`wake`) and at least every
+`idle_s`, no more often than every `interval_s` (so that a step adds up several batches), and at
+once again while a step finds a full `LIMIT` of rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+import anyio.to_thread
+import sqlalchemy
+
+from app.inbox.tables import TAG_QUEUE
+from app.ingest.tag_index import TagCounts
+from reflex_lookout.background import Lease
+
+logger = logging.getLogger(__name__)
+LIMIT = 2000  # queue rows per step (a row holds one issue's counts of one ingest batch)
+MAX_BACKOFF_S = 30.0
+
+
+def _take(dialect: str) -> str:
+    """The DELETE that takes the oldest queue rows, returning them."""
+    skip = " FOR UPDATE SKIP LOCKED" if dialect == "postgresql" else ""
+    placeholder = "%s" if dialect == "postgresql" else "?"
+    return (f"DELETE FROM {TAG_QUEUE.name} WHERE id IN (SELECT id FROM {TAG_QUEUE.name} ORDER BY id"
+            f" LIMIT {placeholder}{skip}) RETURNING issue_id, counts")
+
+
+def count_queued(engine: sqlalchemy.Engine, limit: int = LIMIT) -> int:
+    """Add the oldest `limit` queue rows into the tag index and delete them, in one transaction;
+    how many rows there were (0: the queue is empty)."""
+    with engine.begin() as connection:
+        rows = connection.exec_driver_sql(_take(connection.dialect.name), (limit,)).all()
+        counts = TagCounts()
+        for issue_id, queued in rows:
+            counts.add_counted(issue_id, queued)
+        counts.write(connection)
+    return len(rows)
+
+
+def queued(engine: sqlalchemy.Engine) -> int:
+    """How many queue rows wait."""
+    with engine.connect() as connection:
+        return int(connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(TAG_QUEUE)).scalar_one())
+
+
+class TagCounter:
+    """Takes `count_queued` steps while this worker holds `lease` (see the module's docstring)."""
+
+    def __init__(self, engine: sqlalchemy.Engine, lease: Lease, limit: int = LIMIT, interval_s: float = 0.5,
+                 idle_s: float = 1.0) -> None:
+        self.engine, self.lease, self.limit = engine, lease, limit
+        self.interval_s, self.idle_s = interval_s, idle_s
+        self.counted = 0  # queue rows added into the index by this worker
+        self.failures = 0
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """The feeder committed a batch: there is something to count."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            await anyio.to_thread.run_sync(self.lease.release)
+
+    async def _run(self) -> None:
+        failed_in_a_row = 0
+        while True:
+            started = time.monotonic()
+            self._wake.clear()
+            try:
+                taken = await self._step()
+            except Exception as exc:  # the database locked or away, or a bug: the rows stay queued
+                self.failures += 1
+                wait = min(self.idle_s * 2**failed_in_a_row, MAX_BACKOFF_S)
+                failed_in_a_row += 1
+                logger.warning("tag counter: %s; trying again in %.1f s", exc, wait,
+                               exc_info=not isinstance(exc, sqlalchemy.exc.SQLAlchemyError))
+                await asyncio.sleep(wait)
+                continue
+            failed_in_a_row = 0
+            if taken is not None and taken >= self.limit:
+                continue  # more waiting
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.idle_s):
+                    await self._wake.wait()
+            await asyncio.sleep(max(0.0, self.interval_s - (time.monotonic() - started)))
+
+    async def _step(self) -> int | None:
+        """One step when this worker holds the lease; the rows taken (None: another worker counts)."""
+        if not await anyio.to_thread.run_sync(self.lease.keep):
+            return None
+        taken = await anyio.to_thread.run_sync(count_queued, self.engine, self.limit)
+        self.counted += taken
+        return taken
