@@ -6,33 +6,48 @@ events are), half `@sentry/react` errors (bench/envelope.py's event, its error, 
 release and url varied). Each round feeds them into two fresh databases through the feeder
 (outbox rows written first, untimed; then `InboxFeeder.feed_once` until done, timed; scrubbing off), once as is
 and once with `app.ingest.event_writer.derived_tags` patched to find no tag, alternating which goes
-first; a variant's rate is the median of its rounds.
+first; a variant's rate is the median of its rounds. With the index, the tag counter runs beside the
+feeder as the app runs it (app/ingest/tag_counter.py: a step whenever a batch was fed, at most every
+0.5 s), in a thread of its own; the feeder's rate is the goal's figure, and the time until the counter
+has emptied the queue is printed beside it.
+
+`lag(url, bodies, per_second)`: the app's own loops (`InboxFeeder.run`, `TagCounter.run`, woken as
+app/wiring.py wakes them) on one event loop while envelopes are committed to the outbox at a steady
+`per_second`; how long after its commit each event is counted in the index (every event has one
+`level` tag: the index's `level` total is the number of events counted, oldest first).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import random
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
 import sentry_sdk
 import sentry_sdk.envelope
 import sentry_sdk.transport
+import sqlalchemy
 from sentry_sdk.integrations.argv import ArgvIntegration
 from sentry_sdk.integrations.modules import ModulesIntegration
 from sentry_sdk.integrations.stdlib import StdlibIntegration
 
 from app import db
-from app.ingest.feeder import BATCH
+from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.store import InboxStore
+from app.ingest.tag_counter import LIMIT, TagCounter, count_queued, queued
 from bench import envelope
 from bench.harness.feeding import fed_per_second, unscrubbed
+from reflex_lookout.background import Lease
+from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 from reflex_lookout.settings import Dsn
 
 LOCAL_DSN = "http://bench@localhost/1"
@@ -116,8 +131,37 @@ def envelopes(n: int, seed: int = 23) -> list[bytes]:
     return [body for pair in zip(python, [*browser, b""], strict=False) for body in pair if body][:n]
 
 
-def feed(url: str, bodies: list[bytes], index_tags: bool) -> float:
-    """Events/s of the feeder reading `bodies` into the fresh database at `url`."""
+class Counter:
+    """The tag counter beside the feeder, in a thread: a step, then (when it found less than a full
+    LIMIT of rows) a pause of `interval_s`, as `TagCounter.run` paces itself while batches are fed."""
+
+    def __init__(self, engine: sqlalchemy.Engine, interval_s: float = 0.5) -> None:
+        self.engine, self.interval_s = engine, interval_s
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="tag-counter", daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            if count_queued(self.engine) < LIMIT:
+                self.stopping.wait(self.interval_s)
+
+    def __enter__(self) -> Counter:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+
+@dataclass
+class Fed:
+    rate: float  # events/s of the feeder
+    counted_after_s: float  # from the feeder's last batch until the tag queue was empty (0: no index)
+
+
+def feed(url: str, bodies: list[bytes], index_tags: bool) -> Fed:
+    """The feeder reading `bodies` into the fresh database at `url` (with the tag counter beside it)."""
     engine = db.engine(url)
     db.migrate(engine)
     inbox = InboxStore(engine, scrubbing_of=unscrubbed)
@@ -125,23 +169,89 @@ def feed(url: str, bodies: list[bytes], index_tags: bool) -> float:
     with contextlib.ExitStack() as patches:
         if not index_tags:
             patches.enter_context(mock.patch("app.ingest.event_writer.derived_tags", new=lambda _event: []))
-        rate = fed_per_second(inbox, bodies, LOCAL_DSN)
+            return Fed(fed_per_second(inbox, bodies, LOCAL_DSN), 0.0)
+        with Counter(engine):
+            rate = fed_per_second(inbox, bodies, LOCAL_DSN)
+            fed_at = time.perf_counter()
+            while queued(engine):
+                time.sleep(0.01)
+            counted_after_s = time.perf_counter() - fed_at
     engine.dispose()
-    return rate
+    return Fed(rate, counted_after_s)
 
 
-def rates(make_url: Callable[[str], str], bodies: list[bytes], rounds: int) -> tuple[list[float], list[float]]:
-    """Per round, events/s with the tag index and without; `make_url(name)` gives a fresh database."""
-    with_index: list[float] = []
+def rates(make_url: Callable[[str], str], bodies: list[bytes], rounds: int) -> tuple[list[Fed], list[float]]:
+    """Per round, the feeder with the tag index (and its counter) and its rate without; `make_url(name)`
+    gives a fresh database."""
+    with_index: list[Fed] = []
     without: list[float] = []
     feed(make_url("feeder_warmup"), bodies[:BATCH], True)  # first-use costs (imports, caches) out of the rounds
     for round_ in range(rounds):
         for index_tags in (True, False) if round_ % 2 == 0 else (False, True):
-            rate = feed(make_url(f"feeder_{round_}_{'with' if index_tags else 'without'}"), bodies, index_tags)
-            (with_index if index_tags else without).append(rate)
+            fed = feed(make_url(f"feeder_{round_}_{'with' if index_tags else 'without'}"), bodies, index_tags)
+            if index_tags:
+                with_index.append(fed)
+            else:
+                without.append(fed.rate)
     return with_index, without
 
 
-def cost(with_index: list[float], without: list[float]) -> float:
+def lag(url: str, bodies: list[bytes], per_second: int) -> list[float]:
+    """Seconds from each event's commit to the outbox until it is counted in the tag index, with the
+    app's feeder and tag counter running while `bodies` arrive at `per_second` (see the docstring)."""
+    engine = db.engine(url)
+    db.migrate(engine)
+    inbox = InboxStore(engine, scrubbing_of=unscrubbed)
+    inbox.ensure_project(Dsn.parse(LOCAL_DSN))
+    try:
+        return asyncio.run(_lag(engine, inbox, bodies, per_second))
+    finally:
+        engine.dispose()
+
+
+async def _lag(engine: sqlalchemy.Engine, inbox: InboxStore, bodies: list[bytes], per_second: int) -> list[float]:
+    outbox = OutboxStore(engine)
+    counter = TagCounter(engine, Lease(engine, "tag-counter"))
+    feeder = InboxFeeder(outbox, inbox, lease=Lease(engine, "inbox-feeder"), on_fed=counter.wake)
+    tasks = [asyncio.create_task(feeder.run()), asyncio.create_task(counter.run())]
+    committed: list[float] = []  # when each envelope was committed, in order
+    counted: list[tuple[float, int]] = []  # (when, events counted)
+    level = sqlalchemy.text("SELECT coalesce(sum(count), 0) FROM inbox_issue_tag WHERE key = 'level'")
+
+    def watch() -> int:
+        with engine.connect() as connection:
+            return int(connection.execute(level).scalar_one())
+
+    async def watching() -> None:
+        while True:
+            counted.append((time.perf_counter(), await asyncio.to_thread(watch)))
+            await asyncio.sleep(0.01)
+
+    watcher = asyncio.create_task(watching())
+    try:
+        step = max(1, per_second // 20)  # a commit every 50 ms
+        start = time.perf_counter()
+        for at in range(0, len(bodies), step):
+            await asyncio.sleep(max(0.0, start + at / per_second - time.perf_counter()))
+            rows = [new_row(LOCAL_DSN, LOCAL, body, ["error"], None) for body in bodies[at:at + step]]
+            await asyncio.to_thread(outbox.add_many, rows)
+            committed.extend([time.perf_counter()] * len(rows))
+            feeder.wake()
+        async with asyncio.timeout(120):
+            while not counted or counted[-1][1] < len(bodies):
+                await asyncio.sleep(0.05)
+    finally:
+        for task in (*tasks, watcher):
+            task.cancel()
+        await asyncio.gather(*tasks, watcher, return_exceptions=True)
+    lags, seen = [], 0
+    for n, at in enumerate(committed, start=1):
+        while counted[seen][1] < n:
+            seen += 1
+        lags.append(counted[seen][0] - at)
+    return lags
+
+
+def cost(with_index: list[Fed], without: list[float]) -> float:
     """The share of the feeder's rate the index costs: 1 − median(with) / median(without)."""
-    return 1 - statistics.median(with_index) / statistics.median(without)
+    return 1 - statistics.median(fed.rate for fed in with_index) / statistics.median(without)
