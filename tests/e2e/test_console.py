@@ -14,6 +14,7 @@ from playwright.sync_api import Error as PlaywrightError, Page, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import VIEWER, open_page, submit_sign_in
 from tests.e2e.local_dsn import local_dsn
+from tests.e2e.triage import issues_of
 from tests.monitoring.envelopes import build
 from tests.netns import Namespace
 
@@ -72,6 +73,7 @@ def test_hostile_strings_in_an_event_stay_text(app_server: AppServer, page: Page
     }
     body = build(str(local_dsn(app_server)), [("event", json.dumps(event).encode())])
     assert httpx.post(app_server.url + "/monitoring", content=body, headers={"Origin": app_server.url}).status_code == 200
+    issues_of(app_server, f"has:evil {marker}", 1)  # its tags counted (within a second of the event)
     page.goto(app_server.url + "/issues")
     row = page.locator(".issue-row", has_text=marker)
     expect(row).to_be_visible(timeout=15_000)

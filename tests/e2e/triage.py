@@ -61,6 +61,7 @@ def drive_triage(page: Page, server: AppServer) -> None:
     post_event(server, "CartAliasError", f"{marker} alias", {"customer.tier": "silver"})
     post_event(server, "PaymentError", f"{marker} payment")
     issues_of(server, marker, 3)
+    issues_of(server, f"has:customer.tier {marker}", 2)  # tags are counted within a second of the events
 
     # A search in the URL: a link is a search.
     open_search(page, server, f"customer.tier:gold {marker}")
