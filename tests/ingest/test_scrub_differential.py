@@ -25,7 +25,7 @@ from sentry_sdk.transport import Transport
 from reflex_lookout.protocol import envelope
 from reflex_lookout.scrubbing.envelope import scrub_envelope
 from reflex_lookout.scrubbing.prefilter import holds_nothing_to_scrub
-from reflex_lookout.scrubbing.relay import LOG_BODIES, SCRUBBED_ITEM_TYPES, SESSIONS, pii_config, scrub_item
+from reflex_lookout.scrubbing.relay import LOG_BODIES, SCRUBBED_ITEM_TYPES, SESSIONS, messages_of, pii_config, scrub_item
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.monitoring.envelopes import SAMPLE_PATHS
 
@@ -69,7 +69,7 @@ def check(item_type: str, raw: bytes, scrubbing: ScrubbingSettings, secrets: tup
     """The three checks of the module's docstring for one item; whether the prefilter passed it."""
     payload = json.loads(raw)
     fast = scrub_item(item_type, payload, scrubbing, raw)
-    passed = holds_nothing_to_scrub(raw, scrubbing)
+    passed = holds_nothing_to_scrub(raw, scrubbing, messages_of(item_type, payload))  # as scrub_item asks
     config = pii_config(scrubbing)
     if passed and config is not None:
         # Where the prefilter passes, Relay is not asked: what Relay would have kept must be the same.
@@ -327,6 +327,10 @@ def in_place(where: str, key: str, value: str, filler: dict[str, str]) -> tuple[
         "header pairs": ("event", {"request": {"headers": [[k, v] for k, v in pair.items()]}}),
         "url": ("event", {"request": {"url": f"https://shop.example/{value}"}, "extra": filler}),
         "message": ("event", {"logentry": {"formatted": value}, "extra": filler}),
+        "message text": ("event", {"message": value, "extra": filler}),
+        "message params": ("event", {"logentry": {"message": "paid %s", "params": [value]}, "extra": filler}),
+        "legacy message": ("event", {"sentry.interfaces.Message": {"message": value}, "extra": filler}),
+        "transaction message": ("transaction", {"type": "transaction", "logentry": {"formatted": value}}),
         "frame vars": ("event", {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [{"vars": pair}]}}]}}),
         "breadcrumb": ("event", {"breadcrumbs": {"values": [{"message": "m", "data": pair}]}}),
         "json string": ("event", {"extra": {**filler, "blob": json.dumps({key: value})}}),
@@ -347,7 +351,8 @@ def planted() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     pair = st.one_of(st.tuples(st.sampled_from(SECRET_KEYS), CLEAN_TEXT), st.tuples(st.sampled_from(CLEAN_KEYS), secrets()))
     filler = st.dictionaries(st.sampled_from(CLEAN_KEYS), CLEAN_TEXT, max_size=3)
     return st.builds(lambda where, kv, rest: in_place(where, kv[0], kv[1], rest),
-                     st.sampled_from(["extra", "request data", "headers", "header pairs", "url", "message", "frame vars",
+                     st.sampled_from(["extra", "request data", "headers", "header pairs", "url", "message", "message text",
+                                      "message params", "legacy message", "transaction message", "frame vars",
                                       "breadcrumb", "json string", "span", "log attribute", "log body", "log field",
                                       "session attrs", "user report"]), pair, filler)
 

@@ -6,13 +6,14 @@ module looks for, in the bytes as sent (`PATTERNS`):
 
 - a key or value holding one of the words of Relay's password rule (`password`, `secret`, `passwd`,
   `api_key`/`api-key`, `apikey`, `auth`, `credentials`, `mysql_pwd`, `privatekey`,
-  `private_key`/`private-key`, `token`, `otp`, `two_factor`), `bearer` (its token rule and
+  `private_key`/`private-key`, `token`, `otp`, `two_factor`/`two-factor`), `bearer` (its token rule and
   Lookout's), `cookie` (Lookout's rule, Relay's cookie rules, whose selectors name `cookies`), or a
   project's sensitive field: any of them anywhere, in any case;
 - a card number (Relay's: 15 or 16 digits, a dash or a space between any two), a US social
   security number (`ddd-dd-dddd`), an IBAN (two capitals, two digits, eleven letters or digits),
   a PEM key (`-----BEGIN`), a URL's user and password (`//user:pass@`, slashes escaped or not),
-  an e-mail address (Relay replaces them in log messages: `@`, then a domain with a dot); with
+  an e-mail address (`@`, then a domain with a dot: Relay replaces them in messages only, so where
+  the caller gives an item's messages they alone are searched for one); with
   the project scrubbing IP addresses, four dotted numbers, `::` or eight groups of hex digits, and
   the names of the fields it then removes whatever they hold (`ip_address`, `REMOTE_ADDR`, ...). A space
   between digits may be written as one of JSON's escapes (`\\n`, `\\r`, `\\t`, `\\f`).
@@ -44,21 +45,30 @@ except ImportError:  # pragma: no cover (a platform without its wheel: every ite
     hyperscan = None  # type: ignore[assignment]
 
 # Relay's password rule (PASSWORD_KEY_REGEX, TOKEN_KEY_REGEX), its bearer rule, Lookout's cookie rule
-# and the cookie selectors; `factor` stands for `two_factor`/`two-factor`, `api` for `api_key`/`api-key`.
-WORDS = ("password", "secret", "passwd", "api", "auth", "credentials", "mysql_pwd", "private", "token", "otp",
-         "factor", "bearer", "cookie")
+# and the cookie selectors, as regexes: Relay takes `api_key`, `api-key`, `apikey` (and the same of
+# `private…key`), `two_factor` and `two-factor`, no other separator (probed against Relay itself).
+# Not `api` alone: `/api/` is in most URLs, and each such item would go to Relay for nothing.
+WORDS = ("password", "secret", "passwd", r"api[-_]?key", "auth", "credentials", "mysql_pwd", r"private[-_]?key",
+         "token", "otp", r"two[-_]factor", "bearer", "cookie")
 _GAP = rb"(?:[-\s]|\\[nrtf])?"
 # (pattern, caseless)
 PATTERNS: tuple[tuple[bytes, bool], ...] = (
-    *((re.escape(word).encode(), True) for word in WORDS),
+    *((word.encode(), True) for word in WORDS),
     (rb"-----BEGIN", True),
-    (rb"[0-9](?:" + _GAP + rb"[0-9]){14}", False),  # a card number
+    # A card number as Relay's CREDITCARD_REGEX takes one: a vendor's prefix (Amex, Visa, Mastercard,
+    # Discover) and twelve more digits, a dash or a space before any of them (not any 15 digits: a
+    # thread id or a timestamp in nanoseconds is no card, and Relay leaves it).
+    (rb"(?:3[47][0-9]|4[0-9]{3}|5[1-5][0-9]{2}|65[0-9]{2}|6011)(?:" + _GAP + rb"[0-9]){12}", False),
     (rb"[0-9]{3}-[0-9]{2}-[0-9]{4}", False),  # a US social security number
     (rb"[A-Z]{2}[0-9]{2}[a-zA-Z0-9]{11}", False),  # an IBAN
-    (rb"@[a-zA-Z0-9-]+\.", False),  # an e-mail address
     (rb"(?:/|\\/)(?:/|\\/)[a-zA-Z0-9%_.:-]+@", False),  # a URL's user and password
     (rb"\\u", False),  # an escaped character: maybe one outside ASCII
 )
+# An e-mail address, which Relay replaces only in messages (`$logentry.formatted`, a log line's body)
+# and in the AI fields its rules name (`gen_ai.…`, `mcp.…` in span data and attributes): looked for in
+# the messages when the caller gives them and the item names no such field, else anywhere.
+EMAIL: tuple[bytes, bool] = (rb"@[a-zA-Z0-9-]+\.", False)
+EMAIL_ANYWHERE: tuple[tuple[bytes, bool], ...] = ((rb"gen_ai", True), (rb"mcp\.", True))
 # Relay's IPv4 rule needs four dotted numbers; each form of its IPv6 rule holds `::` or eight groups;
 # and the fields its conversion removes whatever they hold ($http.env.REMOTE_ADDR, $user.ip_address,
 # $sdk.client_ip, a span's `user.ip`, an attribute `client.address`).
@@ -96,21 +106,33 @@ def _stop(*_: Any) -> bool:
     return True  # the first match answers: the scan stops
 
 
-@functools.lru_cache(maxsize=256)
-def _matcher(settings: ScrubbingSettings) -> _Matcher | None:
-    """The compiled patterns for `settings`; None where nothing is provable."""
+@functools.lru_cache(maxsize=512)
+def _matcher(settings: ScrubbingSettings, email: bool) -> _Matcher | None:
+    """The compiled patterns for `settings`, with or without the e-mail address (`email`: with it,
+    else with the names that put it anywhere); None where nothing is provable."""
     if hyperscan is None or not all(field.isascii() and field for field in settings.sensitive_fields):
         return None
     fields = [(re.escape(field).encode(), True) for field in settings.sensitive_fields]
-    return _Matcher([*PATTERNS, *fields, *(IP_PATTERNS if settings.scrub_ip_addresses else ())])
+    return _Matcher([*PATTERNS, *((EMAIL,) if email else EMAIL_ANYWHERE), *fields,
+                     *(IP_PATTERNS if settings.scrub_ip_addresses else ())])
 
 
-def holds_nothing_to_scrub(payload: bytes, settings: ScrubbingSettings) -> bool:
+@functools.cache
+def _email_matcher() -> _Matcher | None:
+    return None if hyperscan is None else _Matcher([EMAIL])
+
+
+def holds_nothing_to_scrub(payload: bytes, settings: ScrubbingSettings, messages: bytes | None = None) -> bool:
     """Whether `payload` (an item's JSON as sent) provably holds nothing any rule of `settings`
-    matches (False: maybe it does; Relay must look)."""
+    matches (False: maybe it does; Relay must look). `messages`: the JSON of every value of the item
+    Relay reads as a message (an event's `message`, `logentry` and the legacy keys Relay moves there;
+    log lines' bodies), when the caller has them: an e-mail address is then looked for there alone."""
     if not settings.scrub_data:
         return True
-    matcher = _matcher(settings)
+    matcher = _matcher(settings, messages is None)
     if matcher is None or not payload.isascii():
         return False
-    return not matcher.found_in(payload)
+    if matcher.found_in(payload):
+        return False
+    email = _email_matcher()
+    return messages is None or (email is not None and messages.isascii() and not email.found_in(messages))

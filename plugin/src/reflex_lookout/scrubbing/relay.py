@@ -68,7 +68,7 @@ def scrub(event: dict[str, Any], settings: ScrubbingSettings, sent: bytes | None
         return event
     if "_meta" in event:  # an SDK's remarks are Relay's to read, not data: never kept
         event = {key: value for key, value in event.items() if key != "_meta"}
-    if sent is not None and holds_nothing_to_scrub(sent, settings):
+    if sent is not None and holds_nothing_to_scrub(sent, settings, messages_of("event", event)):
         return event
     try:
         out = pii_strip_event(config, event, json_dumps=_as_json)
@@ -88,11 +88,24 @@ def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSetti
             return scrub_as_extra(without, settings)
     if item_type in EVENT_SHAPED:
         return scrub(payload, settings, sent)
-    if sent is not None and holds_nothing_to_scrub(sent, settings):
+    if sent is not None and holds_nothing_to_scrub(sent, settings, messages_of(item_type, payload)):
         return payload
     if item_type == "log":
         return _scrub_logs(payload, settings)
     return scrub_as_extra(payload, settings)
+
+
+def messages_of(item_type: str, payload: dict[str, Any]) -> bytes | None:
+    """The JSON of an item's values Relay reads as messages, where its e-mail rule applies
+    (scrubbing/prefilter.py): an event's `message`, `logentry` and the legacy keys Relay moves there;
+    a log item's bodies. None: not known for this item (an e-mail address counts anywhere in it)."""
+    if item_type in EVENT_SHAPED:
+        return json.dumps([value for key, value in payload.items()
+                           if "message" in key.lower() or "logentry" in key.lower()]).encode()
+    lines = payload.get("items")
+    if item_type != "log" or not isinstance(lines, list) or not all(isinstance(line, dict) for line in lines):
+        return None
+    return json.dumps([line.get("body") for line in lines]).encode()
 
 
 def scrub_as_extra(payload: dict[str, Any], settings: ScrubbingSettings, sent: bytes | None = None) -> dict[str, Any]:
