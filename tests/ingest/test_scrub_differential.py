@@ -331,6 +331,7 @@ def in_place(where: str, key: str, value: str, filler: dict[str, str]) -> tuple[
         "message params": ("event", {"logentry": {"message": "paid %s", "params": [value]}, "extra": filler}),
         "legacy message": ("event", {"sentry.interfaces.Message": {"message": value}, "extra": filler}),
         "transaction message": ("transaction", {"type": "transaction", "logentry": {"formatted": value}}),
+        "bodies as extra": ("client_report", {LOG_BODIES: [value], **filler}),
         "frame vars": ("event", {"exception": {"values": [{"type": "E", "stacktrace": {"frames": [{"vars": pair}]}}]}}),
         "breadcrumb": ("event", {"breadcrumbs": {"values": [{"message": "m", "data": pair}]}}),
         "json string": ("event", {"extra": {**filler, "blob": json.dumps({key: value})}}),
@@ -352,7 +353,7 @@ def planted() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     filler = st.dictionaries(st.sampled_from(CLEAN_KEYS), CLEAN_TEXT, max_size=3)
     return st.builds(lambda where, kv, rest: in_place(where, kv[0], kv[1], rest),
                      st.sampled_from(["extra", "request data", "headers", "header pairs", "url", "message", "message text",
-                                      "message params", "legacy message", "transaction message", "frame vars",
+                                      "message params", "legacy message", "transaction message", "bodies as extra", "frame vars",
                                       "breadcrumb", "json string", "span", "log attribute", "log body", "log field",
                                       "session attrs", "user report"]), pair, filler)
 

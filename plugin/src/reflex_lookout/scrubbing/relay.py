@@ -98,12 +98,16 @@ def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSetti
 def messages_of(item_type: str, payload: dict[str, Any]) -> bytes | None:
     """The JSON of an item's values Relay reads as messages, where its e-mail rule applies
     (scrubbing/prefilter.py): an event's `message`, `logentry` and the legacy keys Relay moves there;
-    a log item's bodies. None: not known for this item (an e-mail address counts anywhere in it)."""
+    a log item's bodies; in anything scrubbed as an event's `extra` (`scrub_as_extra`: other items,
+    headers), what sits where Lookout puts log bodies. None: not known (an e-mail address counts
+    anywhere in the item)."""
     if item_type in EVENT_SHAPED:
         return json.dumps([value for key, value in payload.items()
                            if "message" in key.lower() or "logentry" in key.lower()]).encode()
+    if item_type != "log":
+        return json.dumps(payload.get(LOG_BODIES)).encode()
     lines = payload.get("items")
-    if item_type != "log" or not isinstance(lines, list) or not all(isinstance(line, dict) for line in lines):
+    if not isinstance(lines, list) or not all(isinstance(line, dict) for line in lines):
         return None
     return json.dumps([line.get("body") for line in lines]).encode()
 
@@ -111,7 +115,7 @@ def messages_of(item_type: str, payload: dict[str, Any]) -> bytes | None:
 def scrub_as_extra(payload: dict[str, Any], settings: ScrubbingSettings, sent: bytes | None = None) -> dict[str, Any]:
     """`payload` scrubbed as an event's `extra` (any JSON object that is not an event): the same dict
     when nothing changed. `sent`: its JSON, if at hand (see `scrub`)."""
-    if sent is not None and holds_nothing_to_scrub(sent, settings):
+    if sent is not None and holds_nothing_to_scrub(sent, settings, messages_of("extra", payload)):
         return payload
     as_event = {"extra": payload}
     scrubbed = scrub(as_event, settings)
