@@ -25,12 +25,8 @@ Goal (issue 6): Lookout ≥ 30 × Bugsink. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -42,42 +38,15 @@ from app.inbox.search import IssueSearch
 from app.ingest.feeder import BATCH, InboxFeeder
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
+from bench.harness.bugsink import run_bugsink
 from bench.harness.feeding import fed_per_second
-from bench.harness.processes import ROOT
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 
-BUGSINK_REQUIREMENTS = ROOT / "bench" / "bugsink-requirements.txt"  # bugsink 2.6.1 and its dependencies, pinned
-BUGSINK_VENV = ROOT / "bench" / ".bugsink-venv"
 GOAL = 30.0
 LOCAL_DSN = "http://bench@localhost/1"  # the inbox's project 1 in these databases
 LIST_GOAL_MS = 100.0
-# Runs inside Bugsink's venv, its config dir on PYTHONPATH: argv = envelopes file (a JSON list of base64 bodies).
-BUGSINK_SCRIPT = r"""
-import json, os, sys, time
-os.environ["DJANGO_SETTINGS_MODULE"] = "bugsink_conf"  # its conf dir is on PYTHONPATH
-import django; django.setup()
-from django.conf import settings; settings.ALLOWED_HOSTS = ["*"]
-from django.core.management import call_command
-call_command("migrate", verbosity=0); call_command("migrate", database="snappea", verbosity=0)
-from projects.models import Project
-from events.models import Event
-from django.test import Client
-project = Project.objects.create(name="bench")
-import base64
-bodies = [base64.b64decode(b) for b in json.load(open(sys.argv[1]))]
-auth = f"Sentry sentry_version=7, sentry_key={project.sentry_key}, sentry_client=bench/1"
-client = Client()
-start = time.perf_counter()
-for body in bodies:
-    answer = client.post(f"/api/{project.id}/envelope/", data=body, content_type="application/x-sentry-envelope",
-                         HTTP_X_SENTRY_AUTH=auth)
-    assert answer.status_code == 200, answer.content[:300]
-seconds = time.perf_counter() - start
-print(json.dumps({"events": len(bodies), "seconds": seconds, "stored": Event.objects.count()}))
-"""
-
 
 def envelopes(count: int, size: int, secret: bool = False) -> list[bytes]:
     """`count` error events of about `size` bytes (50 kinds of error, so grouping has work); with
@@ -190,24 +159,10 @@ def issue_list_ms(workdir: Path, events: int, issues: int) -> dict[str, float]:
 
 
 def bugsink(bodies: list[bytes], workdir: Path) -> float:
-    python = BUGSINK_VENV / "bin" / "python"
-    if not python.exists():
-        print(f"  installing Bugsink into {BUGSINK_VENV} (once) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(BUGSINK_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", str(BUGSINK_REQUIREMENTS)], check=True)
-    conf = workdir / "bugsink"
-    conf.mkdir()
-    subprocess.run([str(BUGSINK_VENV / "bin" / "bugsink-create-conf"), "--template=local", "-o",
-                    str(conf / "bugsink_conf.py")], check=True, cwd=conf, stdout=subprocess.DEVNULL)
-    data = workdir / "envelopes.json"
-    data.write_text(json.dumps([base64.b64encode(body).decode() for body in bodies]))
-    done = subprocess.run([str(python), "-c", BUGSINK_SCRIPT, str(data), str(conf)], cwd=conf,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(conf)})
-    if done.returncode != 0:
-        raise RuntimeError(f"Bugsink's run failed:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["stored"] == len(bodies), result
-    return result["events"] / result["seconds"]
+    """Bugsink's events/s over `bodies` (bench/harness/bugsink.py); every one must be stored."""
+    result = run_bugsink([(body, "") for body in bodies], workdir)
+    assert result.stored == len(bodies), result
+    return result.per_second
 
 
 def main() -> None:
