@@ -1,8 +1,10 @@
 """The tunnel benchmark's peers (bench/tunnel.py): how each is started, and where it is ready.
 
 nginx `proxy_pass` (generated config in the run's directory), a naive httpx pass-through
-(bench/naive.py), Lookout's tunnel as a bare ASGI app (NORMAL and FULL SQLite synchronous), and the
-same tunnel inside the Reflex backend. All deliver to the same upstream, whose DSN they are given."""
+(bench/naive.py), Lookout's tunnel as a bare ASGI app (NORMAL and FULL SQLite synchronous), the
+same tunnel inside the Reflex backend, all delivering to the same upstream, whose DSN they are
+given; and the tunnel in local mode (no SENTRY_DSN), which commits rows for the embedded inbox
+after the app's own before-write step (filters and scrubbing), delivering nothing."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.harness.lookout import NO_INTAKE_LIMITS, OUTBOX_CAP
+from bench.harness.lookout import NO_INTAKE_LIMITS, OUTBOX_CAP, local_inbox_database
 from bench.harness.servers import HOST, free_port, granian
 from bench.harness.tools import ensure_binary
 
 PROJECT_ID = "42"
-PEERS = ("nginx", "naive", "lookout", "lookout_full", "lookout_reflex")
+PEERS = ("nginx", "naive", "lookout", "lookout_full", "lookout_reflex", "lookout_local")
+# The embedded inbox's DSN in the local-mode row (LOOKOUT_LOCAL_DSN): a project's public key is 32 hex
+# digits, as the backend makes one; the host is an identity, never contacted.
+LOCAL_DSN = "http://6c1f2e7d8a9b4c3d5e6f708192a3b4c5@localhost/1"
 
 NGINX_CONF = """\
 worker_processes {workers};
@@ -61,6 +66,7 @@ class Peer:
     env: dict[str, str]
     ready_path: str
     db_path: Path | None = None  # Lookout's outbox
+    local: bool = False  # Lookout in local mode: rows kept for the embedded inbox, none forwarded
 
 
 def nginx_peer(nginx: str, workdir: Path, upstream_port: int, workers: str) -> Peer:
@@ -110,6 +116,23 @@ def lookout_in_reflex_peer(workdir: Path, dsn: str) -> Peer:
                 "/monitoring/stats", db_path)
 
 
+def lookout_local_peer(workdir: Path) -> Peer:
+    """`app.standalone.tunnel` in local mode: its envelopes name LOCAL_DSN, and each is filtered and
+    scrubbed under its project's settings (app/ingest/before_write.py, Lookout's defaults: scrubbing
+    on; on the event loop while cheap, else on a worker thread) before its row is committed as
+    "local". The database is made first as the backend's start leaves it (migrated, the project
+    there); no feeder runs (app.standalone.inbox would read the rows into the inbox meanwhile: the
+    inbox's ingest rate, bench/inbox_ingest.py)."""
+    port = free_port()
+    db_path = workdir / "lookout_local" / "bench.db"
+    db_path.parent.mkdir()
+    local_inbox_database(db_path, LOCAL_DSN)
+    env = {"DATABASE_URL": f"sqlite:///{db_path}", "SENTRY_DSN": "", "LOOKOUT_LOCAL_DSN": LOCAL_DSN,
+           "LOOKOUT_OUTBOX_MAX_BYTES": str(OUTBOX_CAP), **NO_INTAKE_LIMITS}
+    return Peer("lookout_local", "Lookout tunnel, local inbox DSN", port, granian("app.standalone.tunnel:app", port),
+                env, "/monitoring/stats", db_path, local=True)
+
+
 def chosen_peers(wanted: list[str], workdir: Path, dsn: str, upstream_port: int,
                  nginx_workers: str) -> tuple[list[Peer], dict[str, str]]:
     """The peers asked for, in the table's order, and why any of them is skipped (by key)."""
@@ -130,4 +153,6 @@ def chosen_peers(wanted: list[str], workdir: Path, dsn: str, upstream_port: int,
         peers.append(lookout_peer(workdir, dsn, "FULL"))
     if "lookout_reflex" in wanted:
         peers.append(lookout_in_reflex_peer(workdir, dsn))
+    if "lookout_local" in wanted:
+        peers.append(lookout_local_peer(workdir))
     return peers, skipped

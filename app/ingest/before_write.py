@@ -2,9 +2,10 @@
 first write. The envelope's project (from the DSN it was accepted for) gives the inbound filters
 (app/ingest/inbound_filters.py: they read an event as sent, and what they drop keeps only its type
 and the filter's name) and the scrubbing options (reflex_lookout/scrubbing/envelope.py: every other
-item filtered of PII, or reduced to its type). The tunnel runs it on a worker thread as its
-`prepare` (app/wiring.py), so the bytes as received are never written to any file; the feeder
-reads the result without scrubbing it again (app/ingest/store.py)."""
+item filtered of PII, or reduced to its type). The tunnel runs it as its `prepare` (app/wiring.py)
+before the commit, on its event loop while it is cheap (nothing for Relay) and else on a worker
+thread, so the bytes as received are never written to any file; the feeder reads the result without
+scrubbing it again (app/ingest/store.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,15 @@ from reflex_lookout.scrubbing.envelope import scrub_envelope
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import SettingsError
 
+MAX_KNOWN_DSNS = 1024  # DSNs whose project is kept (a DSN per project and key)
+
 
 class BeforeWrite:
     def __init__(self, inbox: InboxStore) -> None:
         self.inbox = inbox
+        # DSN → its project, once found (projects are never deleted): `project_for` parses the DSN
+        # again on every call, a tenth of a cheap envelope's prepare.
+        self._projects: dict[str, int] = {}
 
     def __call__(self, dsn: str, parsed: Envelope) -> Envelope:
         """`parsed`, accepted for `dsn`, filtered and scrubbed under its project's settings (a DSN
@@ -36,8 +42,12 @@ class BeforeWrite:
         return scrub_envelope(parsed, scrubbing, drop, FILTERED_TYPES)
 
     def settings_of(self, dsn: str) -> tuple[FilterSettings, ScrubbingSettings]:
-        try:
-            project_id = self.inbox.project_for(dsn)
-        except (UnknownProject, SettingsError):
-            return FilterSettings(), ScrubbingSettings()
+        project_id = self._projects.get(dsn)
+        if project_id is None:
+            try:
+                project_id = self.inbox.project_for(dsn)
+            except (UnknownProject, SettingsError):
+                return FilterSettings(), ScrubbingSettings()
+            if len(self._projects) < MAX_KNOWN_DSNS:
+                self._projects[dsn] = project_id
         return self.inbox.settings.filters_of(project_id), self.inbox.scrubbing_of(project_id)

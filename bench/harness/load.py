@@ -97,11 +97,13 @@ class LoadGenerator:
         raise RuntimeError(f"the load generator printed no result:\n{result.stdout}\n{result.stderr}")
 
 
-def load_generator(workdir: Path, body: bytes, connections: int, python: bool = False) -> LoadGenerator:
-    """A generator POSTing `body` to /monitoring: wrk when it is (or can be) installed, unless `python`."""
-    body_path = workdir / "envelope.bin"
+def load_generator(workdir: Path, body: bytes, connections: int, python: bool = False,
+                   name: str = "envelope") -> LoadGenerator:
+    """A generator POSTing `body` to /monitoring: wrk when it is (or can be) installed, unless `python`.
+    `name`: of its body's file in `workdir` (`name`.bin), for a second body in one run."""
+    body_path = workdir / f"{name}.bin"
     body_path.write_bytes(body)
-    script_path = workdir / "post.lua"
+    script_path = workdir / ("post.lua" if name == "envelope" else f"post-{name}.lua")
     script_path.write_text(WRK_SCRIPT.format(body=body_path))
     wrk = None if python else ensure_binary("wrk", "wrk")
     why = "--loadgen python" if python else "wrk is not installed"

@@ -11,7 +11,8 @@
 Order of checks: origin (403) → the client's rate (429) → size of the request (413, 408) → the
 header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (429) → the whole
 envelope's decoding, syntax, item count and sizes (400, 413, 415; off the event loop when large,
-reflex_lookout/intake.py) → Sentry's rate limits (429) → in local mode, the project's quotas (429,
+reflex_lookout/intake.py; a small plain body, a browser's, is read whole at once, with the same
+refusals in the same order) → Sentry's rate limits (429) → in local mode, the project's quotas (429,
 app/ingest/quotas.py, given as `admit`) → outbox room (503) → commit (503 if the
 database fails) → 200. Nothing is stored and nothing is sent upstream unless every check passed.
 """
@@ -57,7 +58,8 @@ RETRY_AFTER_WHEN_FULL = "60"
 # Counts an envelope's items (their types) against its DSN's quotas, or raises `Refused` (429).
 Admit = Callable[[str, Sequence[str]], Awaitable[None]]
 # What of an envelope accepted for a DSN may be written (filtered and scrubbed: reflex_lookout/scrubbing/);
-# run on a worker thread; a ValueError (an item that cannot be scrubbed) refuses the envelope.
+# run on the event loop while cheap, else on a worker thread (`Tunnel._prepare`), so it must be
+# thread-safe and may block only briefly; a ValueError (an item that cannot be scrubbed) refuses the envelope.
 Prepare = Callable[[str, envelope.Envelope], envelope.Envelope]
 CORS_HEADERS = [
     (b"access-control-allow-methods", b"POST, OPTIONS"),
@@ -67,6 +69,22 @@ CORS_HEADERS = [
     (b"vary", b"Origin"),
 ]
 
+
+# DSN texts whose answer `_allowed_dsn` keeps (an SDK names the same one in every envelope).
+MAX_KNOWN_DSNS = 256
+# Where `prepare` runs. Handing an envelope to a worker thread and back costs more than a prepare
+# that finds nothing to scrub (~0.13 ms of CPU for a browser's error event): the GIL changes hands
+# twice, among as many threads as requests wait, each hand-over a wake-up; in local mode the tunnel
+# accepted 1.4-1.8x as many envelopes with it on the loop (bench/README.md, issue 37). But one that
+# calls Relay (a millisecond or more, mostly without the GIL) must not hold the loop. So: on the
+# loop while prepares of the DSN have been cheap (an average of their CPU time, wherever they ran,
+# under PREPARE_ON_LOOP_S) and the items are small; else on a thread.
+# Only with a SQLite outbox: a prepare may read settings now and then (Lookout's: a project's, kept
+# 5 s), a local read like the commits the writer makes on the loop; another database's answer would
+# be awaited over the network, so there it always runs on a thread.
+PREPARE_ON_LOOP_S = 0.0004
+PREPARE_ON_LOOP_BYTES = 64 * 1024
+PREPARE_COST_WEIGHT = 0.2  # of the newest prepare in the average
 
 # The outbox's depth is an aggregate over the whole table: read at most once a second per process,
 # however often the stats are asked for (the console's home page reads them too).
@@ -104,6 +122,10 @@ class Tunnel:
         # Filtering and scrubbing before the first write: Lookout's inbox in local mode (app/wiring.py),
         # Relay's defaults in Sentry mode when LOOKOUT_SCRUB_BEFORE_FORWARD is set (runtime.py).
         self.prepare: Prepare | None = None
+        self._allowed: dict[str, tuple[MonitoringSettings, Dsn, str]] = {}  # `_allowed_dsn`'s answers
+        # Per DSN, the average CPU seconds of its prepares (`_prepare`); a new DSN starts on a thread.
+        self._prepare_cost: dict[str, float] = {}
+        self._prepare_on_loop = store.engine.dialect.name == "sqlite"
         self.clock: Callable[[], float] = time.monotonic  # when the outbox's depth was read (`outbox_depth`)
         self._depth: tuple[float, dict[str, dict[str, int]]] | None = None
         self._depth_lock = threading.Lock()
@@ -200,9 +222,14 @@ class Tunnel:
             raise _forbidden_origin()
         raw = await self.intake.body(request, receive)
         encoding = request.content_encoding
-        dsn = self._allowed_dsn(envelope.header_dsn(self.intake.header(raw, encoding)))
-        self.intake.charge_key(dsn, len(raw))
-        parsed = await self.intake.envelope(raw, encoding)
+        parsed = self.intake.small_envelope(raw, encoding)  # the usual browser envelope: read once
+        if parsed is not None:
+            dsn = self._allowed_dsn(parsed.dsn)
+            self.intake.charge_key(dsn, len(raw))
+        else:  # the header line alone first: its DSN is checked before the rest is decoded
+            dsn = self._allowed_dsn(envelope.header_dsn(self.intake.header(raw, encoding)))
+            self.intake.charge_key(dsn, len(raw))
+            parsed = await self.intake.envelope(raw, encoding)
         categories = sorted({category_of(item.type) for item in parsed.items})
         if self.status == PENDING and (wait := self.limits.retry_after(dsn, categories)) > 0:
             raise Refused(
@@ -217,15 +244,15 @@ class Tunnel:
         """Store one validated envelope (`raw`, as `parsed`) in the outbox, count it and tell
         `on_commit` (`Refused` 429 past a quota, 400 when it cannot be scrubbed, 503 when there is no
         room or the database fails); the inbox's ingest endpoints commit here too. With `prepare`
-        set, what is stored is its answer, made off the event loop: `raw` is never written.
+        set, what is stored is its answer (made on the event loop while cheap, else on a worker
+        thread: `_prepare`): `raw` is never written.
         `categories` and `item_types`: the envelope's own unless given."""
         categories = sorted({category_of(item.type) for item in parsed.items}) if categories is None else categories
-        item_types = [item.type for item in parsed.items] if item_types is None else item_types
         try:
             if self.admit is not None and self.status == LOCAL:
-                await self.admit(dsn, item_types)
+                await self.admit(dsn, [item.type for item in parsed.items] if item_types is None else item_types)
             if self.prepare is not None:
-                raw, encoding = await anyio.to_thread.run_sync(self.prepared, dsn, parsed), ""
+                raw, encoding = await self._prepare(dsn, parsed), ""
             room = await self.budget.has_room(len(raw))
             if room:
                 await self.writer.submit(new_row(dsn, self.status, raw, categories, parsed.event_id, encoding))
@@ -246,6 +273,29 @@ class Tunnel:
             self.stats.local += 1
         self.on_commit(dsn)
 
+    async def _prepare(self, dsn: str, parsed: envelope.Envelope) -> bytes:
+        """`prepared`, on the event loop or a worker thread (PREPARE_ON_LOOP_S), its cost noted."""
+        cost = self._prepare_cost.get(dsn, PREPARE_ON_LOOP_S)
+        if (cost < PREPARE_ON_LOOP_S and self._prepare_on_loop
+                and sum(len(item.payload) for item in parsed.items) <= PREPARE_ON_LOOP_BYTES):
+            body, took = self._timed_prepare(dsn, parsed)
+        else:
+            body, took = await anyio.to_thread.run_sync(self._timed_prepare, dsn, parsed)
+        if dsn not in self._prepare_cost and len(self._prepare_cost) >= MAX_KNOWN_DSNS:
+            self._prepare_cost.clear()
+        self._prepare_cost[dsn] = cost + PREPARE_COST_WEIGHT * (took - cost)
+        return body
+
+    def _timed_prepare(self, dsn: str, parsed: envelope.Envelope) -> tuple[bytes, float]:
+        """`prepared` and the CPU seconds it took (this thread's: not the time it waited for the GIL).
+        A refusal is noted as costly: the next prepares of the DSN go to a thread until cheap again."""
+        started = time.thread_time()
+        try:
+            return self.prepared(dsn, parsed), time.thread_time() - started
+        except Refused:
+            self._prepare_cost[dsn] = max(self._prepare_cost.get(dsn, 0.0), PREPARE_ON_LOOP_S)
+            raise
+
     def prepared(self, dsn: str, parsed: envelope.Envelope) -> bytes:
         """The bytes `prepare` lets be written of `parsed` (blocking: a worker thread's, or the server
         SDK transport's); `Refused` 400 with a sentence when an item cannot be scrubbed."""
@@ -264,13 +314,21 @@ class Tunnel:
     def _allowed_dsn(self, text: str | None) -> str:
         if not text:
             raise Refused(403, "The envelope header names no DSN.", "forbidden_dsn")
+        # Every envelope of an SDK names the same DSN: the answer for it is kept while the settings
+        # and their reporting DSN (the local one is settled once the backend starts) are the same.
+        known = self._allowed.get(text)
+        if known is not None and known[0] is self.settings and known[1] is self.settings.reporting_dsn:
+            return known[2]
         try:
             dsn = _parse_dsn(text)
         except SettingsError as exc:
             raise Refused(403, f"The envelope's DSN is not valid: {exc}", "forbidden_dsn") from exc
         if dsn not in self.allowed_dsns:
             raise Refused(403, "The envelope's DSN is not one this tunnel forwards for.", "forbidden_dsn")
-        return str(dsn)
+        if len(self._allowed) >= MAX_KNOWN_DSNS:
+            self._allowed.clear()
+        self._allowed[text] = (self.settings, self.settings.reporting_dsn, str(dsn))
+        return self._allowed[text][2]
 
     def outbox_depth(self) -> dict[str, dict[str, int]]:
         """`OutboxStore.depth`, read again only once the last reading is STATS_MAX_AGE_S old (blocking:
