@@ -142,7 +142,12 @@ class Counter:
 
     def _run(self) -> None:
         while not self.stopping.is_set():
-            if count_queued(self.engine) < LIMIT:
+            try:
+                taken = count_queued(self.engine)
+            except sqlalchemy.exc.OperationalError as exc:  # as TagCounter.run: the step is taken again
+                print(f"  (tag counter: {type(exc.orig).__name__}; taken again)")
+                taken = 0
+            if taken < LIMIT:
                 self.stopping.wait(self.interval_s)
 
     def __enter__(self) -> Counter:
@@ -244,7 +249,8 @@ async def _lag(engine: sqlalchemy.Engine, inbox: InboxStore, bodies: list[bytes]
         for task in (*tasks, watcher):
             task.cancel()
         await asyncio.gather(*tasks, watcher, return_exceptions=True)
-    lags, seen = [], 0
+    lags: list[float] = []
+    seen = 0
     for n, at in enumerate(committed, start=1):
         while counted[seen][1] < n:
             seen += 1
