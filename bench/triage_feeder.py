@@ -251,10 +251,10 @@ async def _lag(engine: sqlalchemy.Engine, inbox: InboxStore, bodies: list[bytes]
         await asyncio.gather(*tasks, watcher, return_exceptions=True)
     lags: list[float] = []
     seen = 0
-    for n, at in enumerate(committed, start=1):
+    for n, committed_at in enumerate(committed, start=1):
         while counted[seen][1] < n:
             seen += 1
-        lags.append(counted[seen][0] - at)
+        lags.append(counted[seen][0] - committed_at)
     return lags
 
 
