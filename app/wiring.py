@@ -87,8 +87,12 @@ async def run_inbox(app: Any = None) -> AsyncIterator[None]:
         await asyncio.to_thread(inbox.ensure_project, settle_local_dsn(SETTINGS, db.engine()))
         if app is not None:  # dev mode: the dev server's modules too, with the app's pages
             symbolicator.lookup = with_dev_server(library, app)
+        # On PostgreSQL every worker feeds, claiming its rows (app/ingest/feeder.py); on SQLite, whose
+        # writes take turns anyway, the holder of the feeder's lease. Retention: one worker at a time.
+        parallel = db.engine().dialect.name == "postgresql"
         feeder = InboxFeeder(store, inbox, retention=Retention(db.engine(), Caps.from_settings(SETTINGS)),
-                             lease=Lease(db.engine(), "inbox-feeder"), on_fed=_fed)
+                             lease=None if parallel else Lease(db.engine(), "inbox-feeder"), on_fed=_fed,
+                             retention_lease=Lease(db.engine(), "inbox-retention"))
         await asyncio.to_thread(sync_env_channels, db.engine(), SETTINGS)
         sender = AlertSender(db.engine(), SETTINGS, Lease(db.engine(), "alert-sender"))
         with sentry_sdk.isolation_scope():  # their queries and requests are no one's breadcrumbs

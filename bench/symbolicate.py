@@ -15,7 +15,8 @@ frames are real positions of real tokens of the build's 6 largest chunks, 5 from
    without symbolication, in the same run, in ABBA order. Half the events (`--own-stacks`) have a
    stack of their own, the others share one of 10; every event id is distinct. The store with
    symbolication starts with a new Symbolicator (its first maps parsed during the run), and keeps
-   each symbolicated event as its own JSON text, where an unsymbolicated one stays in its envelope.
+   each symbolicated event as sent with a patch of its mapped frames (app/sourcemaps/event_patch.py),
+   where an unsymbolicated one stays in its envelope; the output says how much a stored event's row keeps.
 
     .venv/bin/python -m bench.symbolicate [--events 2000] [--runs 2] [--repeat 2000] [--own-stacks 0.5]
                                           [--bundle DIR | --esbuild]
@@ -40,6 +41,7 @@ import sqlalchemy
 from app import db
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
+from app.inbox.tables import EVENTS
 from app.ingest.store import InboxStore
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.map_cache import MapCache, ParsedMap, parse
@@ -115,8 +117,9 @@ def cold(engine: sqlalchemy.Engine, stacks: Stacks, rounds: int) -> tuple[list[f
     return firsts, per_chunk
 
 
-def feed(workdir: Path, bundle_dir: Path, bodies: list[bytes], symbolicate: bool) -> tuple[float, int, dict[str, Any]]:
-    """events/s of the feeder over `bodies` in a new database; the issues made and one stored event."""
+def feed(workdir: Path, bundle_dir: Path, bodies: list[bytes], symbolicate: bool) -> tuple[float, int, dict[str, Any], int]:
+    """events/s of the feeder over `bodies` in a new database; the issues made, one stored event and
+    the characters its row keeps of its own (0: it is kept in its envelope's outbox row)."""
     engine = db.engine(f"sqlite:///{workdir / f'feed-{uuid.uuid4().hex[:8]}.db'}")
     db.migrate(engine)
     import_bundle(engine, bundle_dir)
@@ -125,9 +128,13 @@ def feed(workdir: Path, bundle_dir: Path, bodies: list[bytes], symbolicate: bool
     rate = fed_per_second(store, bodies, LOCAL_DSN)
     reader = InboxReader(engine)
     issues = IssueSearch(engine).search("is:unresolved", limit=1).total
-    stored = reader.event(json.loads(bodies[1].split(b"\n")[0])["event_id"])  # its own stack, at the default share
+    event_id = json.loads(bodies[1].split(b"\n")[0])["event_id"]  # its own stack, at the default share
+    stored = reader.event(event_id)
+    with engine.connect() as connection:
+        kept = connection.execute(sqlalchemy.select(sqlalchemy.func.length(EVENTS.c.payload))
+                                  .where(EVENTS.c.event_id == event_id)).scalar_one()
     engine.dispose()
-    return rate, issues, stored["event"] if stored else {}
+    return rate, issues, stored["event"] if stored else {}, int(kept)
 
 
 def main() -> None:
@@ -169,11 +176,13 @@ def main() -> None:
         bodies = stacks.envelopes(args.events, args.own_stacks)
         rates: dict[bool, list[float]] = {False: [], True: []}
         for symbolicate in ([False, True, True, False] * args.runs)[: 2 * args.runs]:  # neither always first
-            rate, issues, stored = feed(workdir, directory, bodies, symbolicate)
+            rate, issues, stored, kept = feed(workdir, directory, bodies, symbolicate)
             rates[symbolicate].append(rate)
+            where = f"its row keeps {kept / 1000:.1f} KB" if kept else "kept in its envelope"
             print(f"   {'with' if symbolicate else 'without'} symbolication: {rate:7.1f} events/s, {issues} issues; "
                   f"a stored event: {mapped(stored)} of {stacks.frames} frames mapped, "
-                  f"{len(json.dumps(stored)) / 1000:.1f} KB as JSON (sent: {len(bodies[1]) / 1000:.1f} KB)", flush=True)
+                  f"{len(json.dumps(stored)) / 1000:.1f} KB as JSON, {where} (sent: {len(bodies[1]) / 1000:.1f} KB)",
+                  flush=True)
     report(stacks.frames, warm_times, floors, firsts, per_map, rates)
 
 

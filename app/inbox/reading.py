@@ -1,10 +1,11 @@
 """Reading the inbox back, for the JSON API and the console pages: issues and their events
 (`InboxReader`), transactions and log lines (`TraceReader`).
 
-An event is read back as the SDK sent it: from its own row, or from its envelope's outbox row
-(`kept_events`). Whatever is stored is read with the same strictness as at ingest
-(app/protocol/payloads.py), and one that cannot be read is that event's problem only (None, logged),
-never the page's: the database may hold rows from before a limit, or edited by hand.
+An event is read back as ingest left it (`kept_events`): from its envelope's outbox row, or from its
+own row, whole or as sent with a patch of what ingest changed (app/sourcemaps/event_patch.py).
+Whatever is stored is read with the same strictness as at ingest (app/protocol/payloads.py), and one
+that cannot be read is that event's problem only (None, logged), never the page's: the database may
+hold rows from before a limit, or edited by hand.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy import select
 from app.inbox import states
 from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
 from app.protocol.fields import seconds
+from app.sourcemaps import event_patch
 from reflex_lookout.protocol import encodings, envelope, payloads
 from reflex_lookout.tables import OUTBOX
 
@@ -150,7 +152,8 @@ def _stored_transaction(payload: str) -> dict[str, Any] | None:
 
 def kept_events(connection: sqlalchemy.Connection,
                 rows: Sequence[Sequence[Any]]) -> list[dict[str, Any] | None]:
-    """The events of `rows` of KEPT, as sent (and scrubbed): from their own payload or their envelope's outbox row
+    """The events of `rows` of KEPT, as sent (and scrubbed) and as ingest changed them (symbolicated, described by
+    their User-Agent): from their own payload or their envelope's outbox row
     (None for one whose row is gone, which retention does not do while an event refers to it)."""
     wanted = sorted({row[1] for row in rows if not row[0] and row[1] is not None})
     envelopes: dict[int, envelope.Envelope] = {}
@@ -168,8 +171,8 @@ def kept_events(connection: sqlalchemy.Connection,
 def _kept_event(payload: str, kept_in: envelope.Envelope | None, item_index: int | None) -> dict[str, Any] | None:
     """One stored event (None if it cannot be read: that event's problem, never the page's)."""
     try:
-        if payload:
-            return payloads.load_object(payload)
+        if payload:  # kept as sent with a patch of what ingest changed (app/sourcemaps/event_patch.py), or whole
+            return event_patch.read_kept(payload) if event_patch.is_kept_text(payload) else payloads.load_object(payload)
         if kept_in is not None and item_index is not None and item_index < len(kept_in.items):
             return payloads.load_object(kept_in.items[item_index].payload)
     except payloads.UnreadablePayload as exc:

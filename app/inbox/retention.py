@@ -13,6 +13,9 @@ Past the issue cap, the least seen issues (and among equals the longest unseen) 
 events. Last, the byte budget (app/inbox/budget.py) takes the oldest of everything, and whole issues
 if it must, until the inbox fits: a flood of huge unique errors can fill neither the disk nor the
 outbox, whose cap counts only rows still waiting (reflex_lookout/outbox.py).
+
+It runs in one worker at a time: the feeder holding the "inbox-retention" lease runs it when due,
+renewing the lease while it runs (app/ingest/feeder.py; on PostgreSQL every worker feeds).
 """
 
 from __future__ import annotations

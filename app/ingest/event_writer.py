@@ -28,11 +28,18 @@ NAME_LENGTH, ENVIRONMENT_LENGTH, ID_LENGTH = CULPRIT_LENGTH, 64, 64
 STORED_EVENT = select(EVENTS.c.id).where(
     EVENTS.c.project_id == bindparam("project_id"), EVENTS.c.event_id == bindparam("event_id"))
 # An event's issue: the one its hash made, or the one that issue was merged into (app/inbox/merge.py).
+# Locked (PostgreSQL; SQLite writes one transaction at a time): its status and count are read as the
+# last transaction that changed it left them (a feeder, or the console: a merge, a status change).
+# Two feeders do not write one issue at once (app/ingest/store.py `Keys`), nor wait for each other here.
+# FOR NO KEY UPDATE, as the UPDATE that counts the event locks it: the tag counter's foreign-key checks
+# (FOR KEY SHARE of the issue, app/ingest/tag_counter.py) never wait for it, nor it for them (with FOR
+# UPDATE the two deadlocked under load: bench.triage on PostgreSQL).
 FIND_ISSUE = select(
     ISSUES.c.id, ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.event_count, ISSUES.c.ignored_until,
     ISSUES.c.ignored_until_count,
 ).select_from(GROUPHASHES.join(ISSUES, ISSUES.c.id == GROUPHASHES.c.issue_id)).where(
-    GROUPHASHES.c.project_id == bindparam("project_id"), GROUPHASHES.c.fingerprint == bindparam("fingerprint"))
+    GROUPHASHES.c.project_id == bindparam("project_id"), GROUPHASHES.c.fingerprint == bindparam("fingerprint")
+).with_for_update(of=ISSUES, key_share=True)
 INSERT_ISSUE = insert(ISSUES)
 INSERT_GROUPHASH = insert(GROUPHASHES)
 COUNT_EVENT = update(ISSUES).where(ISSUES.c.id == bindparam("issue_id")).values(

@@ -9,7 +9,7 @@ counts session updates and client reports (log_writer.py); events and transactio
 `event_id`, and the events and transactions the project's inbound filters dropped, per filter
 (`inbox_count`, kind "filtered"). An event that came through the outbox is kept where it is, in its
 envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its
-User-Agent changed it: then it is kept as its new text.
+User-Agent changed it: then it is kept as sent with a patch of the changes (app/sourcemaps/event_patch.py).
 
 The tunnel and the ingest endpoints filter and scrub an envelope before they write it
 (app/ingest/before_write.py; its header says so), and such a row is read as it is: a filtered item
@@ -23,10 +23,11 @@ filter dropped, keeps its type and nothing else. A row the inbox rejects keeps i
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy
@@ -37,6 +38,7 @@ from app.inbox.project_settings import FILTERED, ProjectSettingsStore
 from app.inbox.projects import LOCAL_PROJECT_ID
 from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
 from app.ingest.event_writer import write_event
+from app.ingest.grouping import group
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
 from app.ingest.incoming import (
     COUNTED_ITEM_TYPES,
@@ -48,11 +50,12 @@ from app.ingest.incoming import (
     UnknownProject,
     its_own_fault,
 )
-from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
+from app.ingest.log_writer import add_count, counts as counted, write_counts, write_feedback, write_logs
 from app.ingest.tag_counter import count_queued
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
-from app.ingest.user_agent import fill_from_user_agent
+from app.ingest.user_agent import add_contexts, contexts_from_user_agent
+from app.sourcemaps.event_patch import is_kept_text, kept_text
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.protocol import encodings, envelope, payloads
 from reflex_lookout.scrubbing.envelope import FILTERED_BY, SCRUBBED
@@ -69,6 +72,15 @@ KEEP_BODY = update(OUTBOX).where(OUTBOX.c.id == bindparam("row_id")).values(
     body=bindparam("new_body"), size=bindparam("new_size"), content_encoding="")
 
 Then = Callable[[sqlalchemy.Connection, Sequence[Incoming], list["Ingested | Exception"]], None]
+# A batch written beside other feeders (PostgreSQL) is written again whole when it loses a race with
+# another transaction, at most this many times in all, before its envelopes are tried one by one.
+ATTEMPTS = 3
+# PostgreSQL's codes for such a loss: a deadlock, a serialization failure, and a unique key another
+# transaction inserted first (two feeders storing the same transaction's event_id, say: the second
+# waits for the first to commit, then fails; written again, it finds what was stored). Events, issues
+# and counts are written under `Keys`, so feeders do not race for those; a merge or a status change
+# from the console can, and so can two fingerprints of one issue (merged) in two feeders.
+RACES = frozenset({"40P01", "40001", "23505"})
 
 
 class InboxStore:
@@ -128,14 +140,84 @@ class InboxStore:
         count_queued(self.engine)
         return result
 
-    def ingest_batch(self, batch: Sequence[Incoming], then: Then | None = None) -> list[Ingested | Exception]:
+    def ingest_batch(self, batch: Sequence[Incoming], then: Then | None = None,
+                     within: sqlalchemy.Connection | None = None, read: Sequence[Readable | Exception] | None = None,
+                     waiting: list[tuple[Incoming, Readable]] | None = None) -> list[Ingested | Exception]:
         """Keep each envelope of `batch`, in one transaction: per envelope, what was kept, or the
         error that kept it out (an unreadable envelope, an unknown project, a row the database
         refused). If writing one fails, each envelope is tried again in a transaction of its own,
         so one cannot sink the others. `then(connection, envelopes, results)` runs in the same
         transaction (the feeder marks its outbox rows read there, so none is read twice).
         Other database errors (locked, away; also while looking up a source map) propagate, and
-        nothing of the batch is kept."""
+        nothing of the batch is kept. `read`: the batch as `read_batch` read it (by default read here).
+
+        `within`: a connection in the caller's transaction (PostgreSQL: the feeder's, which claimed
+        the batch's outbox rows, app/ingest/feeder.py); the batch, and each retry, is then written in
+        a savepoint of it, so that the claim holds throughout, and commits with it. Other feeders
+        write beside it: an envelope is written only once its transaction holds the keys of what it
+        counts into (`Keys`: its events' issues, its count rows), taken without waiting as the batch
+        goes; one whose keys another feeder holds is written after the rest of the batch, if they are
+        free by then, else set aside: appended to `waiting` with what was read of it and left out of
+        the results (and of `then`), for the caller to write later. A batch that loses a race with
+        another transaction anyway (`lost_a_race`: a deadlock with a merge, say) is written again
+        whole, up to ATTEMPTS times, before it is tried one envelope at a time."""
+        read = self.read_batch(batch) if read is None else list(read)
+        wanted = [keys_of(r) for r in read] if within is not None else []
+        attempt = 1
+        while True:
+            keys = Keys(wanted) if within is not None else None
+            try:
+                with self._transaction(within) as connection:
+                    tags = TagCounts()  # the batch's, queued once for the tag counter (app/ingest/tag_index.py)
+                    results = self._write_all(connection, read, tags, keys)
+                    tags.queue(connection)
+                    # A Readable still: set aside, another feeder's transaction holds its keys.
+                    done = [incoming for incoming, r in zip(batch, results, strict=True) if not isinstance(r, Readable)]
+                    written = [r for r in results if not isinstance(r, Readable)]
+                    self._drop_rejected(connection, done, written)
+                    if then is not None:
+                        then(connection, done, written)
+                if waiting is not None:
+                    waiting.extend((incoming, r) for incoming, r in zip(batch, results, strict=True) if isinstance(r, Readable))
+                return written
+            except Exception as exc:
+                if lost_a_race(exc) and attempt < ATTEMPTS:
+                    logger.info("an ingest batch lost a race with another transaction, written again: %s", exc)
+                    attempt += 1
+                    continue
+                if not its_own_fault(exc):
+                    raise
+                if len(batch) > 1:
+                    return [one for incoming, r in zip(batch, read, strict=True)
+                            for one in self.ingest_batch([incoming], then, within, [r], waiting)]
+                with self._transaction(within) as connection:
+                    self._drop_rejected(connection, batch, [exc])
+                    if then is not None:
+                        then(connection, batch, [exc])
+                return [exc]
+
+    def _write_all(self, connection: sqlalchemy.Connection, read: Sequence[Readable | Exception], tags: TagCounts,
+                   keys: Keys | None) -> list[Ingested | Exception | Readable]:
+        """Write each readable envelope (`keys`: only once its keys are held; the others after the
+        rest, if their keys are free by then); what was kept of each, its error, or (not written) itself."""
+        results: list[Ingested | Exception | Readable] = list(read)
+        later: list[tuple[int, Readable]] = []
+        for index, r in enumerate(read):
+            if isinstance(r, Readable):
+                if keys is None or keys.held(connection, index):
+                    results[index] = self._write(connection, r, tags)
+                else:
+                    later.append((index, r))
+        if keys is not None and later:
+            held = set(keys.held_now(connection, [index for index, _ in later]))
+            for index, r in later:
+                if index in held:
+                    results[index] = self._write(connection, r, tags)
+        return results
+
+    def read_batch(self, batch: Sequence[Incoming]) -> list[Readable | Exception]:
+        """Each envelope of `batch` read (`_read`), or the error that keeps it out (its own fault;
+        any other error propagates)."""
         read: list[Readable | Exception] = []
         for incoming in batch:
             try:
@@ -144,25 +226,17 @@ class InboxStore:
                 if not its_own_fault(exc):
                     raise
                 read.append(exc)
-        try:
+        return read
+
+    @contextlib.contextmanager
+    def _transaction(self, within: sqlalchemy.Connection | None) -> Iterator[sqlalchemy.Connection]:
+        """A transaction of its own, or a savepoint of `within`'s (rolled back alone on an error)."""
+        if within is None:
             with self.engine.begin() as connection:
-                tags = TagCounts()  # the batch's, queued once for the tag counter (app/ingest/tag_index.py)
-                results = [self._write(connection, r, tags) if isinstance(r, Readable) else r for r in read]
-                tags.queue(connection)
-                self._drop_rejected(connection, batch, results)
-                if then is not None:
-                    then(connection, batch, results)
-                return results
-        except Exception as exc:
-            if not its_own_fault(exc):
-                raise
-            if len(batch) > 1:
-                return [one for incoming in batch for one in self.ingest_batch([incoming], then)]
-            with self.engine.begin() as connection:
-                self._drop_rejected(connection, batch, [exc])
-                if then is not None:
-                    then(connection, batch, [exc])
-            return [exc]
+                yield connection
+        else:
+            with within.begin_nested():
+                yield within
 
     def _read(self, incoming: Incoming) -> Readable:
         """Parse the envelope, find its project, scrub its items and symbolicate its events:
@@ -201,16 +275,26 @@ class InboxStore:
             if item.type in EVENT_ITEM_TYPES:
                 sent_with_id = "event_id" in payload
                 payload.setdefault("event_id", parsed.event_id)
-                symbolicated = self.symbolicator is not None and self.symbolicator.symbolicate(
+                frames = None if self.symbolicator is None else self.symbolicator.symbolicated(
                     payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id,
                     dev_servers=self.settings.dev_servers_of(project_id))
-                described = fill_from_user_agent(payload)  # browser, os, device: app/ingest/user_agent.py
-                if symbolicated or described:
-                    kept_as = json.dumps(payload)  # the mapped frames and the parsed contexts are what the console shows
+                added = contexts_from_user_agent(payload)  # browser, os, device: app/ingest/user_agent.py
+                add_contexts(payload, added)
+                as_sent = scrubbed[-1] or item.payload
+                changed = frames is not None or bool(added)
+                if changed and incoming.row_id is not None:
+                    # The mapped frames and the parsed contexts are what the console shows: kept as a
+                    # patch beside the event as sent (app/sourcemaps/event_patch.py), not a new copy.
+                    kept_as = kept_text(as_sent.decode(json.detect_encoding(as_sent)),
+                                        None if sent_with_id else payload["event_id"], frames, added)
+                elif changed:
+                    kept_as = json.dumps(payload)  # not from the outbox (`ingest_envelope`): whole
                 elif sent_with_id:
                     # Kept as sent (and scrubbed), where it already is when it came through the outbox (a
-                    # second copy of a 50 KB event cost more than the rest of its ingest); else as its text.
-                    kept_as = index if incoming.row_id is not None else (scrubbed[-1] or item.payload).decode("utf-8", "replace")
+                    # second copy of a 50 KB event cost more than the rest of its ingest); else as its text
+                    # (unless it reads as a kept patch: then as JSON, which never does).
+                    text = as_sent.decode("utf-8", "replace")
+                    kept_as = index if incoming.row_id is not None else json.dumps(payload) if is_kept_text(text) else text
             items.append((item.type, payload, kept_as))
         body = _rewritten(parsed, scrubbed) if any(new is not None for new in scrubbed) else None
         return Readable(project_id, received_at, incoming.row_id, items, filtered, body)
@@ -281,6 +365,86 @@ class InboxStore:
         """Move an issue to another status (see app/inbox/states.py); the status it had."""
         with self.engine.begin() as connection:
             return states.change(connection, issue_id, to_status, actor, in_next_release)
+
+
+def lost_a_race(exc: BaseException) -> bool:
+    """Whether `exc` is a transaction losing to a concurrent one (RACES), rather than a fault of the
+    envelope or of the database: writing it again is what it takes."""
+    return isinstance(exc, sqlalchemy.exc.DBAPIError) and getattr(exc.orig, "sqlstate", None) in RACES
+
+
+class Keys:
+    """The keys an ingest transaction holds (PostgreSQL, several feeders): an advisory lock per
+    issue an envelope's events go to (their project and grouping fingerprint, as
+    app/ingest/event_writer.py groups them) and per count row it adds to (sessions, client reports,
+    what an inbound filter dropped: app/ingest/log_writer.py). Two feeders never write to one
+    issue or count row at once, so neither waits on the other's issue rows, nor makes a new issue
+    the other is making. Each takes the keys of the next LOOKAHEAD envelopes at once, without
+    waiting (`pg_try_advisory_xact_lock`); an envelope whose keys another feeder holds is asked for
+    again after the rest of the batch (the other may have committed by then: the key, taken late, is
+    then held the shorter), then set aside (`InboxStore.ingest_batch`). Keys are held until the
+    transaction ends. app/ingest/feeder.py waits for them, at the start of a transaction, when an
+    envelope was set aside too often or a batch set every one aside."""
+
+    LOOKAHEAD = 25
+
+    def __init__(self, wanted: Sequence[frozenset[int]]) -> None:
+        self.wanted = wanted  # each envelope's (`keys_of`)
+        self.taken: set[int] = set()
+        self.tried_until = 0  # the envelopes before it had their keys asked for
+
+    def held(self, connection: sqlalchemy.Connection, index: int) -> bool:
+        """Whether the transaction holds envelope `index`'s keys (asked for now, with those of the
+        next envelopes, unless they were asked for lately)."""
+        if not self.wanted[index] <= self.taken and index >= self.tried_until:
+            self.tried_until = index + self.LOOKAHEAD
+            asked = set().union(*self.wanted[index:self.tried_until]) - self.taken
+            self.taken |= try_lock(connection, asked)
+        return self.wanted[index] <= self.taken
+
+    def held_now(self, connection: sqlalchemy.Connection, indexes: Sequence[int]) -> list[int]:
+        """Of envelopes `indexes`, those whose keys the transaction holds now that it asked again for
+        the missing ones (once, for all of them)."""
+        self.taken |= try_lock(connection, set().union(*(self.wanted[index] for index in indexes)) - self.taken)
+        return [index for index in indexes if self.wanted[index] <= self.taken]
+
+
+INGEST_LOCK = 7_426_004  # PostgreSQL advisory locks (two-int keys: this, and a key of `keys_of`): the ingest's
+TRY_LOCK = f"SELECT key FROM unnest(%s::int[]) AS key WHERE pg_try_advisory_xact_lock({INGEST_LOCK}, key)"
+LOCK = (f"SELECT count(pg_advisory_xact_lock({INGEST_LOCK}, key)) FROM"
+        " (SELECT key FROM unnest(%s::int[]) WITH ORDINALITY AS keys (key, n) ORDER BY n) AS sorted")
+
+
+def keys_of(read: Readable | Exception) -> frozenset[int]:
+    """The keys of what an envelope counts into (see `Keys`), as 32-bit numbers: none for one that
+    cannot be read, nor for an event that cannot be grouped (its write raises that again, as its own
+    fault). Two things with one number only wait for each other."""
+    if not isinstance(read, Readable):
+        return frozenset()
+    named: list[tuple[object, ...]] = [(read.project_id, FILTERED, name) for name in read.filtered]
+    for item_type, payload, _ in read.items:
+        if item_type in EVENT_ITEM_TYPES:
+            with contextlib.suppress(Exception):
+                named.append((read.project_id, group(payload).fingerprint))
+        elif item_type in COUNTED_ITEM_TYPES:
+            with contextlib.suppress(Exception):
+                named.extend((read.project_id, kind, key) for kind, key, _ in counted(item_type, payload))
+    return frozenset(int.from_bytes(hashlib.blake2b(repr(name).encode(), digest_size=4).digest(), "big", signed=True)
+                     for name in named)
+
+
+def try_lock(connection: sqlalchemy.Connection, keys: set[int] | frozenset[int]) -> set[int]:
+    """The keys of `keys` the transaction holds now (taken without waiting; others hold the rest)."""
+    if not keys:
+        return set()
+    return set(connection.exec_driver_sql(TRY_LOCK, (sorted(keys),)).scalars())
+
+
+def lock(connection: sqlalchemy.Connection, keys: set[int] | frozenset[int]) -> None:
+    """Take `keys`, waiting for the transactions that hold them, in the order of their numbers (two
+    transactions that wait so, and only so, never wait for each other in a circle)."""
+    if keys:
+        connection.exec_driver_sql(LOCK, (sorted(keys),))
 
 
 def _rewritten(parsed: envelope.Envelope, scrubbed: list[bytes | None]) -> bytes:

@@ -13,6 +13,10 @@ Filled, each only if the event lacks it: `contexts.browser` (`name`, `version`),
 (`name`, `version`), `contexts.device` (`family`, `model`, `brand`; not for a device the rules do not
 know), and the tags Sentry derives from them: `browser` ("Chrome 126.0.0"), `browser.name`, `os`
 ("Windows 10"), `os.name`, `device` (the model) and `device.family`. A context or tag the SDK sent wins.
+
+`contexts_from_user_agent` says what to add and `add_contexts` adds it: an event that came through
+the outbox is kept as sent with what was added (app/sourcemaps/event_patch.py), and read back through
+`add_contexts` again.
 """
 
 from __future__ import annotations
@@ -29,28 +33,40 @@ logger = logging.getLogger(__name__)
 MAX_USER_AGENT = 512  # characters read of the header; a browser's is under 300
 HEADER = "user-agent"
 UNKNOWN = "Other"  # uap-core's family of what no rule names
+CONTEXTS = ("browser", "os", "device")  # the contexts a User-Agent gives
 
 
 def fill_from_user_agent(event: dict[str, Any]) -> bool:
     """Add the contexts and tags the event's `User-Agent` gives and the event lacks; whether any were."""
+    added = contexts_from_user_agent(event)
+    add_contexts(event, added)
+    return bool(added)
+
+
+def contexts_from_user_agent(event: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The contexts the event's `User-Agent` gives and the event lacks, by name ({}: none)."""
     contexts = event.get("contexts")
     if contexts is not None and not isinstance(contexts, dict):
-        return False  # not Sentry's shape: left as sent
-    missing = [name for name in ("browser", "os", "device") if mapping(contexts).get(name) is None]
+        return {}  # not Sentry's shape: left as sent
+    missing = [name for name in CONTEXTS if mapping(contexts).get(name) is None]
     agent = user_agent(event) if missing else ""
     if not agent:
-        return False
+        return {}
     try:
         parsed = ua_parser.parse(agent)
     except Exception as exc:  # noqa: BLE001 (a header the parser refuses costs the event its contexts, nothing else)
         logger.warning("the User-Agent of event %r was not parsed: %r", event.get("event_id"), exc)
-        return False
-    added = {name: context for name, context in described(parsed).items() if name in missing}
+        return {}
+    return {name: context for name, context in described(parsed).items() if name in missing}
+
+
+def add_contexts(event: dict[str, Any], added: dict[str, dict[str, str]]) -> None:
+    """Add the contexts `contexts_from_user_agent` gave, and their tags, to the event: at ingest, and
+    again when an event kept as sent with what ingest added is read back (app/sourcemaps/event_patch.py)."""
     if not added:
-        return False
-    event["contexts"] = {**mapping(contexts), **added}
+        return
+    event["contexts"] = {**mapping(event.get("contexts")), **added}
     _add_tags(event, [tag for name, context in added.items() for tag in _tags(name, context)])
-    return True
 
 
 def user_agent(event: dict[str, Any]) -> str:

@@ -21,10 +21,15 @@ from typing import Any, NamedTuple
 from app.sourcemaps.map_cache import ParsedMap
 from app.sourcemaps.source_paths import in_app as in_app_for, is_upload, project_path
 
-MAX_POSITIONS = 10_000  # each at most ~11 lines of 200 characters: a few tens of MiB at worst
+# Each at most ~11 lines of 200 characters, twice (the lines, and the JSON of the frame a kept patch
+# holds): a few tens of MiB at worst.
+MAX_POSITIONS = 10_000
 CONTEXT_LINES = 5
 LINE_LENGTH = 200
 NAME_LENGTH = 256
+
+
+Spec = tuple[dict[str, Any], str]  # a frame's change in a kept patch, and its JSON (event_patch.py)
 
 
 class Original(NamedTuple):  # a tuple: made once per new position, and a dataclass costs more to make
@@ -38,6 +43,9 @@ class Original(NamedTuple):  # a tuple: made once per new position, and a datacl
     post_context: tuple[str, ...]
     python_page: dict[str, Any] | None  # the page's PageSource as JSON, when the source has one
     has_context: bool  # whether the context lines were read (see the module's docstring)
+    # What a mapped frame of it is in the patch the store keeps (event_patch.py), and as JSON, by the
+    # patch's map index: made when first needed, then shared by the events that hit it (none changes it).
+    specs: dict[int, Spec]
 
 
 class Positions:
@@ -79,12 +87,12 @@ def _look_up(entry: ParsedMap, line: int, column: int, context: bool) -> Origina
     python_page = None if page is None else page.to_json()
     function = (token.function_name or token.name or "")[:NAME_LENGTH]
     if not (in_app or context):
-        return Original(path, function, token.line, token.col, False, (), "", (), python_page, False)
+        return Original(path, function, token.line, token.col, False, (), "", (), python_page, False, {})
     token = entry.cache.lookup(line, column, CONTEXT_LINES) or token
     return Original(
         path, function, token.line, token.col, in_app,
         tuple(_cut(t) for t in token.pre_context), _cut(token.context_line or ""),
-        tuple(_cut(t) for t in token.post_context), python_page, True,
+        tuple(_cut(t) for t in token.post_context), python_page, True, {},
     )
 
 

@@ -30,11 +30,14 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
   (`NotRead`: not waited for, skipped after a timeout, off loopback).
 
 The stack trace as sent is kept as `raw_stacktrace` (Sentry's name) when a frame was mapped.
+`symbolicated` also gives what it changed, as the patch the store keeps beside the event as sent
+(event_patch.py, whose `apply_stack` changes the frames here and when the event is read back).
 Bounds: at most MAX_FRAMES frames per event are looked at, innermost first (the rest stay as sent), at most
 MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so). A budget per event:
 `max_bytes` of maps (file and map) parsed past the cache, and `max_cpu_ms` of the thread's CPU time
 (`time.thread_time`: the machine is shared, wall time would count other processes' work). A parse is
-one uninterruptible call, so the bytes are checked before it and the time before each frame; past
+one uninterruptible call, so the bytes are checked before it and the time before each frame (the
+thread's clock, a system call, read only once the wall clock says the budget could be spent); past
 either, the event's remaining frames stay as sent, each saying why, and the event is stored so: one
 costly event costs at most its budget (and one parse), and the feeder goes on with the others.
 Waiting for dev servers (this app's own in dev mode, a project's listed ones) costs no CPU, so it has
@@ -49,6 +52,7 @@ be read, and nothing is lost. Any other failure of a lookup is that frame's erro
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -61,9 +65,10 @@ from app.ingest.incoming import its_own_fault
 from app.ingest.sourcemap_settings import origin_of
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
 from app.sourcemaps.dev_modules import ModuleReader, NotRead, event_wait
+from app.sourcemaps.event_patch import FramesPatch, apply_stack, error_spec, holders, mapped_spec
 from app.sourcemaps.map_cache import Entry, MapCache, ParsedMap, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
-from app.sourcemaps.positions import Positions
+from app.sourcemaps.positions import Positions, Spec
 
 logger = logging.getLogger(__name__)
 MAX_FRAMES = 250
@@ -86,10 +91,14 @@ class _Budget:
     bytes_left: int
     cpu_until: float  # of time.thread_time()
     dev_servers: tuple[str, ...] = ()  # the project's: the origins a module may be read from
+    # Of time.perf_counter(): before it, the CPU time cannot be spent (a thread's CPU time grows no
+    # faster than the clock), so the thread's clock, a system call, is read only past it.
+    wall_until: float = float("inf")
     spent: str = ""
     lookups: set[tuple[str, str]] = field(default_factory=set)
     # The map found for each (debug ID, path) of this event: a stack's frames share a few files.
     found: dict[tuple[str, str], tuple[Entry, str] | str] = field(default_factory=dict)
+    errors: dict[str, Spec] = field(default_factory=dict)  # why frames were not mapped, as `_error` made them
 
 
 class Symbolicator:
@@ -115,24 +124,33 @@ class Symbolicator:
         app's own builds: only for the app's own events (another app's `/assets/index.js` is not ours).
         `project_id`: the event's project, whose maps its debug IDs name. `dev_servers`: the
         project's, the origins (as `origin_of` spells them) whose modules may be read."""
-        stacks = [s for s in _stack_holders(event) if _frames(s)]
-        if not stacks:
-            return False
-        budget = _Budget(self.max_frames, self.max_lookups, by_path, project_id, self.max_bytes,
-                         time.thread_time() + self.max_cpu_ms / 1000, dev_servers)
-        images = _images(event)
-        changed = False
-        with event_wait(self.max_wait_ms / 1000):
-            for holder in stacks:
-                changed |= self._map_stack(holder, images, budget)
-        return changed
+        return self.symbolicated(event, by_path, project_id, dev_servers) is not None
 
-    def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: _Budget) -> bool:
-        stacktrace = holder["stacktrace"]
-        frames = stacktrace["frames"]
-        # The frames as sent: a new list of the same dicts, since a mapped frame is a new dict, never an edit.
-        raw = {**stacktrace, "frames": list(frames)}
-        changed = mapped = False
+    def symbolicated(self, event: dict[str, Any], by_path: bool = True, project_id: int = LOCAL_PROJECT_ID,
+                     dev_servers: tuple[str, ...] = ()) -> FramesPatch | None:
+        """`symbolicate`, and what it changed, as the patch the store keeps beside the event as sent
+        (app/sourcemaps/event_patch.py); None when nothing changed."""
+        stacks = [(key, index, holder) for key, index, holder in holders(event) if _frames(holder)]
+        if not stacks:
+            return None
+        budget = _Budget(self.max_frames, self.max_lookups, by_path, project_id, self.max_bytes,
+                         time.thread_time() + self.max_cpu_ms / 1000, dev_servers,
+                         time.perf_counter() + self.max_cpu_ms / 1000)
+        images = _images(event)
+        patch = FramesPatch()
+        with event_wait(self.max_wait_ms / 1000):
+            for key, index, holder in stacks:
+                specs: list[Spec | None] = [None] * len(holder["stacktrace"]["frames"])
+                if self._map_stack(holder, images, budget, patch, specs):
+                    apply_stack(holder, [s[0] if s else None for s in specs], patch.maps)  # as a kept patch is applied
+                    patch.add(key, index, [s[1] if s else None for s in specs])
+        return patch if patch.stacks else None
+
+    def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: _Budget, patch: FramesPatch,
+                   specs: list[Spec | None]) -> bool:
+        """What becomes of each frame of the stack, into `specs` (None: left as sent); whether any changes."""
+        frames = holder["stacktrace"]["frames"]
+        changed = False
         for index in range(len(frames) - 1, -1, -1):  # innermost first: those matter most
             if budget.frames <= 0:
                 break
@@ -142,48 +160,42 @@ class Symbolicator:
                 continue
             budget.frames -= 1
             first = budget.frames == self.max_frames - 1  # the event's first frame is always tried
-            if not budget.spent and not first and time.thread_time() > budget.cpu_until:
-                budget.spent = (f"Not mapped: symbolicating this event took more than its {self.max_cpu_ms} ms "
-                                "of CPU (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).")
+            if not budget.spent and not first and time.perf_counter() > budget.wall_until:
+                left = budget.cpu_until - time.thread_time()
+                if left < 0:
+                    budget.spent = (f"Not mapped: symbolicating this event took more than its {self.max_cpu_ms} ms "
+                                    "of CPU (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).")
+                budget.wall_until = time.perf_counter() + left
             if budget.spent:
-                frames[index], changed = _with_error(frame, budget.spent), True
+                specs[index], changed = _error(budget.spent, budget), True
                 continue
             url, line, column = where
             innermost = index == len(frames) - 1
-            result = self._map_frame(frame, url, line, column, images.get(url, ""), budget, innermost)
-            frames[index] = result
+            specs[index] = self._map_frame(url, line, column, images.get(url, ""), budget, innermost, patch)
             changed = True
-            mapped |= "sourcemap" in result["data"]
-        if mapped:
-            holder["raw_stacktrace"] = raw
         return changed
 
-    def _map_frame(self, frame: dict[str, Any], url: str, line: int, column: int, debug_id: str,
-                   budget: _Budget, innermost: bool) -> dict[str, Any]:
+    def _map_frame(self, url: str, line: int, column: int, debug_id: str, budget: _Budget, innermost: bool,
+                   patch: FramesPatch) -> Spec:
         found = budget.found.get((debug_id, url))
         if found is None:
             found = budget.found[(debug_id, url)] = self._find_map(debug_id, url, budget)
         if isinstance(found, str):
-            return _with_error(frame, found)
+            return _error(found, budget)
         entry, resolved_with = found
         if isinstance(entry, Unreadable):
-            return _with_error(frame, f"The source map of {entry.asset_path} is unreadable: {entry.message}")
+            return _error(f"The source map of {entry.asset_path} is unreadable: {entry.message}", budget)
         original = self.positions.original(entry, line, column, context=innermost)
         if isinstance(original, str):
-            return _with_error(frame, original)
-        data = {k: v for k, v in frame["data"].items() if k != "sourcemap_error"} if isinstance(frame.get("data"), dict) else {}
-        data["sourcemap"] = {"debug_id": entry.debug_id, "build_id": entry.build_id, "resolved_with": resolved_with}
-        if original.python_page is not None:
-            data["python_page"] = dict(original.python_page)
-        mapped = {k: v for k, v in frame.items() if k not in ("module", "pre_context", "context_line", "post_context")}
-        mapped.update(filename=original.path, abs_path=original.path, function=original.function,
-                      lineno=original.line, colno=original.column, in_app=original.in_app, data=data)
-        if original.has_context:
-            mapped.update(pre_context=list(original.pre_context), context_line=original.context_line,
-                          post_context=list(original.post_context))
-        if not original.function:
-            del mapped["function"]
-        return mapped
+            return _error(original, budget)
+        map_index = patch.map_index(entry.debug_id, entry.build_id, resolved_with)
+        spec = original.specs.get(map_index)
+        if spec is None:  # made once per position and map index (and written once as JSON)
+            spec = original.specs[map_index] = mapped_spec(
+                original.path, original.function, original.line, original.column, original.in_app, map_index,
+                original.python_page,
+                (original.pre_context, original.context_line, original.post_context) if original.has_context else None)
+        return spec
 
     def _find_map(self, debug_id: str, url: str, budget: _Budget) -> tuple[Entry, str] | str:
         """The map for a frame of `url` and how it was found, or why there is none."""
@@ -267,15 +279,13 @@ class Symbolicator:
         return entry
 
 
-def _stack_holders(event: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exceptions and threads of the event that hold a stack trace."""
-    holders: list[dict[str, Any]] = []
-    for key in ("exception", "threads"):
-        found = event.get(key)
-        values = found.get("values") if isinstance(found, dict) else found
-        if isinstance(values, list):
-            holders.extend(v for v in values if isinstance(v, dict))
-    return holders
+def _error(reason: str, budget: _Budget) -> Spec:
+    """A frame not mapped, and why (the same reason's made once per event: a file's frames share it)."""
+    found = budget.errors.get(reason)
+    if found is None:
+        spec = error_spec(reason)
+        found = budget.errors[reason] = (spec, json.dumps(spec))
+    return found
 
 
 def _frames(holder: dict[str, Any]) -> list[Any]:
@@ -312,9 +322,3 @@ def _images(event: dict[str, Any]) -> dict[str, str]:
             if debug_id and len(image["code_file"]) <= MAX_URL:
                 found.setdefault(image["code_file"], debug_id)
     return found
-
-
-def _with_error(frame: dict[str, Any], reason: str) -> dict[str, Any]:
-    data = frame.get("data")
-    data = data if isinstance(data, dict) else {}
-    return {**frame, "data": {**data, "sourcemap_error": reason[:500]}}

@@ -211,11 +211,11 @@ class FailingOnce(InboxStore):
 
     failed = False
 
-    def ingest_batch(self, batch, then=None):
+    def ingest_batch(self, batch, then=None, *args):
         if not self.failed:
             self.failed = True
             raise RuntimeError("something nobody expected")
-        return super().ingest_batch(batch, then)
+        return super().ingest_batch(batch, then, *args)
 
 
 @pytest.mark.anyio
