@@ -20,6 +20,7 @@ from app.inbox import eviction
 from app.inbox.merge import merge, unmerge
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.tables import EVENTS
+from app.ingest.event_writer import FIND_ISSUE
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
@@ -158,3 +159,19 @@ def test_merge_unmerge_and_deletion_with_counts_still_queued(inbox: InboxStore) 
     count_queued(inbox.engine)
     assert not any(issue == issue_ids[3] for issue, _, _ in index_of(inbox))
     assert queued(inbox.engine) == 0 and index_of(inbox) == counted_from_events(inbox)
+
+
+def test_a_counter_step_does_not_wait_for_a_feeder_writing_the_same_issue(inbox: InboxStore) -> None:
+    """On PostgreSQL the feeder locks an issue's row while it writes an event of it; the counter's
+    upsert checks its foreign key to that row (FOR KEY SHARE). With the row locked FOR UPDATE the two
+    waited for each other and deadlocked under load; FOR NO KEY UPDATE lets the step through."""
+    if inbox.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite writes one transaction at a time: nothing to lock")
+    queue_one_by_one(inbox, sdk_events(2, kinds=1))
+    [(fingerprint,)] = query(inbox, "select fingerprint from inbox_grouphash")
+    impatient = sqlalchemy.create_engine(inbox.engine.url, connect_args={"options": "-c lock_timeout=2000"})
+    with inbox.engine.connect() as feeder, feeder.begin():
+        assert feeder.execute(FIND_ISSUE, {"project_id": 1, "fingerprint": fingerprint}).first() is not None
+        assert count_queued(impatient) == 2  # not "lock timeout": it did not wait for the feeder's lock
+    impatient.dispose()
+    assert query(inbox, "select count from inbox_issue_tag where key = 'level'") == [(2,)]
