@@ -102,22 +102,20 @@ class TagCounts:
 
     def add(self, issue_id: int, tags: Iterable[Tag], seen_at: float) -> None:
         for key, value in tags:
-            found = self.counts.get((issue_id, key, value))
-            if found is None:
-                self.counts[(issue_id, key, value)] = [1, seen_at, seen_at]
-            else:
-                found[0] += 1
-                found[1], found[2] = min(found[1], seen_at), max(found[2], seen_at)
+            self._count(issue_id, key, value, 1, seen_at, seen_at)
 
     def add_counted(self, issue_id: int, queued: str) -> None:
         """Add a queue row's counts (`queue` wrote them) to the issue's."""
         for key, value, n, first, last in json.loads(queued):
-            found = self.counts.get((issue_id, key, value))
-            if found is None:
-                self.counts[(issue_id, key, value)] = [n, first, last]
-            else:
-                found[0] += n
-                found[1], found[2] = min(found[1], first), max(found[2], last)
+            self._count(issue_id, key, value, n, first, last)
+
+    def _count(self, issue_id: int, key: str, value: str, n: float, first: float, last: float) -> None:
+        found = self.counts.get((issue_id, key, value))
+        if found is None:
+            self.counts[(issue_id, key, value)] = [n, first, last]
+        else:
+            found[0] += n
+            found[1], found[2] = min(found[1], first), max(found[2], last)
 
     def queue(self, connection: sqlalchemy.Connection) -> None:
         """Store the counts in the tag queue, a row per issue, and forget them: what the ingest
