@@ -4,11 +4,14 @@
 Each step takes the oldest queue rows (up to `LIMIT`) and deletes them in the transaction that adds
 their counts into the index, coalesced (one upsert per distinct issue, key and value, in sorted
 order): a step that dies (SIGKILL, the database away) leaves its rows queued and nothing added, so
-nothing is counted twice or lost. The first statement of a step is that DELETE (RETURNING the rows):
-SQLite takes its write lock at once instead of failing a later upgrade; PostgreSQL locks the rows,
-skipping those another step holds (`SKIP LOCKED`). Merging issues moves their queue rows with them,
-unmerging and deleting an issue drop them (app/inbox/merge.py, app/inbox/eviction.py); on PostgreSQL
-those wait for a step that holds the rows, then see what it added.
+nothing is counted twice or lost. The database does the adding up (the queue's JSON taken apart by
+`json_each`/`jsonb_each`, summed with GROUP BY): decoding and summing in Python cost the feeder's
+process as much CPU as the upserts (bench/README.md). On SQLite the step's first statement is the
+INSERT, so SQLite takes its write lock at once instead of failing a later upgrade; on PostgreSQL the
+DELETE locks the rows, skipping those another step holds (`SKIP LOCKED`). Merging issues moves their
+queue rows with them, unmerging and deleting an issue drop them (app/inbox/merge.py,
+app/inbox/eviction.py); on PostgreSQL those wait for a step that holds the rows, then see what it
+added.
 
 `TagCounter.run` takes a step whenever the feeder has committed a batch (`wake`) and at least every
 `idle_s`, no more often than every `interval_s` (so that a step adds up several batches), and at
@@ -26,7 +29,7 @@ import anyio.to_thread
 import sqlalchemy
 
 from app.inbox.tables import TAG_QUEUE
-from app.ingest.tag_index import TagCounts
+from app.ingest.tag_index import upsert_rows
 from reflex_lookout.background import Lease
 
 logger = logging.getLogger(__name__)
@@ -34,24 +37,36 @@ LIMIT = 2000  # queue rows per step (a row holds one issue's counts of one inges
 MAX_BACKOFF_S = 30.0
 
 
-def _take(dialect: str) -> str:
-    """The DELETE that takes the oldest queue rows, returning them."""
-    skip = " FOR UPDATE SKIP LOCKED" if dialect == "postgresql" else ""
-    placeholder = "%s" if dialect == "postgresql" else "?"
-    return (f"DELETE FROM {TAG_QUEUE.name} WHERE id IN (SELECT id FROM {TAG_QUEUE.name} ORDER BY id"
-            f" LIMIT {placeholder}{skip}) RETURNING issue_id, counts")
+_OLDEST = f"SELECT id FROM {TAG_QUEUE.name} ORDER BY id LIMIT {{placeholder}}"
+# SQLite, one writer at a time: the rows the INSERT reads are the ones the DELETE after it removes.
+# Each queue row's JSON ("key\nvalue" → [count, first, last]: tag_index.TagCounts) is taken apart by
+# json_each and summed per (issue, key, value) in the database, in sorted order.
+SQLITE_ADD = upsert_rows("sqlite", (
+    "SELECT q.issue_id, substr(e.key, 1, instr(e.key, char(10)) - 1), substr(e.key, instr(e.key, char(10)) + 1),"
+    " sum(e.value ->> 0), min(e.value ->> 1), max(e.value ->> 2)"
+    f" FROM {TAG_QUEUE.name} q, json_each(q.counts) e WHERE q.id IN ({_OLDEST.format(placeholder='?')})"
+    " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"))
+SQLITE_DELETE = f"DELETE FROM {TAG_QUEUE.name} WHERE id IN ({_OLDEST.format(placeholder='?')})"
+# PostgreSQL: the DELETE takes the rows (skipping those another step holds) and feeds the INSERT, in
+# one statement whose answer is the count of rows taken.
+POSTGRESQL_STEP = (
+    f"WITH taken AS (DELETE FROM {TAG_QUEUE.name} WHERE id IN ({_OLDEST.format(placeholder='%s')}"
+    " FOR UPDATE SKIP LOCKED) RETURNING issue_id, counts), added AS (" + upsert_rows("postgresql", (
+        "SELECT t.issue_id, split_part(e.key, chr(10), 1), substr(e.key, strpos(e.key, chr(10)) + 1),"
+        " sum((e.value ->> 0)::bigint)::bigint, min((e.value ->> 1)::float8), max((e.value ->> 2)::float8)"
+        " FROM taken t, jsonb_each(t.counts::jsonb) e"
+        " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")) + ") SELECT count(*) FROM taken")
 
 
 def count_queued(engine: sqlalchemy.Engine, limit: int = LIMIT) -> int:
     """Add the oldest `limit` queue rows into the tag index and delete them, in one transaction;
     how many rows there were (0: the queue is empty)."""
     with engine.begin() as connection:
-        rows = connection.exec_driver_sql(_take(connection.dialect.name), (limit,)).all()
-        counts = TagCounts()
-        for issue_id, queued in rows:
-            counts.add_counted(issue_id, queued)
-        counts.write(connection)
-    return len(rows)
+        if connection.dialect.name == "postgresql":
+            return int(connection.exec_driver_sql(POSTGRESQL_STEP, (limit,)).scalar_one())
+        # The INSERT is the step's first statement: SQLite takes its write lock at once.
+        connection.exec_driver_sql(SQLITE_ADD, (limit,))
+        return int(connection.exec_driver_sql(SQLITE_DELETE, (limit,)).rowcount)
 
 
 def queued(engine: sqlalchemy.Engine) -> int:

@@ -81,6 +81,12 @@ def bounded(key: str, value: Any) -> Tag | None:
     return key, shown
 
 
+def unpaired(pair: str) -> tuple[str, str]:
+    """The key and value of a `TagCounts` pair, "key\\nvalue"."""
+    key, value = pair.split("\n", 1)
+    return key, value
+
+
 def named(context: dict[str, Any]) -> str:
     """"Chrome 120.0": a context's name and version, as Sentry's `browser`, `os` and `runtime` tags."""
     return " ".join(text(context.get(part)) for part in ("name", "version") if context.get(part)).strip()
@@ -96,36 +102,30 @@ def _user(user: dict[str, Any]) -> str:
 
 @dataclass
 class TagCounts:
-    """Tag counts gathered over a batch of events, written at once (`write`) in its transaction."""
+    """Tag counts gathered over a batch of events: queued (`queue`) or written (`write`) at once in
+    its transaction. Per issue, a tag is the string "key\\nvalue" (`bounded` lets neither hold a line
+    break), so that an issue's dict is its queue row's JSON as it is, with no list made per tag."""
 
-    counts: dict[tuple[int, str, str], list[float]] = field(default_factory=dict)  # → [count, first, last]
+    counts: dict[int, dict[str, list[float]]] = field(default_factory=dict)  # → [count, first, last]
 
     def add(self, issue_id: int, tags: Iterable[Tag], seen_at: float) -> None:
+        counted = self.counts.get(issue_id)
+        if counted is None:
+            counted = self.counts[issue_id] = {}
         for key, value in tags:
-            self._count(issue_id, key, value, 1, seen_at, seen_at)
-
-    def add_counted(self, issue_id: int, queued: str) -> None:
-        """Add a queue row's counts (`queue` wrote them) to the issue's."""
-        for key, value, n, first, last in json.loads(queued):
-            self._count(issue_id, key, value, n, first, last)
-
-    def _count(self, issue_id: int, key: str, value: str, n: float, first: float, last: float) -> None:
-        found = self.counts.get((issue_id, key, value))
-        if found is None:
-            self.counts[(issue_id, key, value)] = [n, first, last]
-        else:
-            found[0] += n
-            found[1], found[2] = min(found[1], first), max(found[2], last)
+            found = counted.get(pair := f"{key}\n{value}")
+            if found is None:
+                counted[pair] = [1, seen_at, seen_at]
+            else:
+                found[0] += 1
+                found[1], found[2] = min(found[1], seen_at), max(found[2], seen_at)
 
     def queue(self, connection: sqlalchemy.Connection) -> None:
         """Store the counts in the tag queue, a row per issue, and forget them: what the ingest
         transaction does (one short insert per issue of the batch instead of an upsert per tag)."""
         if not self.counts:
             return
-        per_issue: dict[int, list[list[Any]]] = {}
-        for (issue_id, key, value), (n, first, last) in self.counts.items():
-            per_issue.setdefault(issue_id, []).append([key, value, int(n), first, last])
-        rows = [(issue_id, json.dumps(counts, separators=(",", ":"))) for issue_id, counts in per_issue.items()]
+        rows = [(issue_id, json.dumps(counted, separators=(",", ":"))) for issue_id, counted in self.counts.items()]
         placeholder = "%s" if connection.dialect.name == "postgresql" else "?"
         connection.exec_driver_sql(f"INSERT INTO {TAG_QUEUE.name} (issue_id, counts) VALUES ({placeholder}, {placeholder})",
                                    rows)
@@ -134,10 +134,10 @@ class TagCounts:
     def write(self, connection: sqlalchemy.Connection) -> None:
         """Add the counts to the index, and forget them: one upsert per row in one executemany on
         SQLite, one statement for all rows (their columns as arrays) on PostgreSQL."""
-        if not self.counts:
+        rows = sorted((issue_id, *unpaired(pair), int(n), first, last)
+                      for issue_id, counted in self.counts.items() for pair, (n, first, last) in counted.items())
+        if not rows:
             return
-        rows = [(issue_id, key, value, int(n), first, last)
-                for (issue_id, key, value), (n, first, last) in sorted(self.counts.items())]
         # Through the driver, with tuples: SQLAlchemy's handling of each row's parameters cost as much
         # as the database's work (bench/triage.py's feeder figures). On PostgreSQL a statement per row
         # costs a round trip and an executor start each; `unnest` makes it one statement.
@@ -155,6 +155,13 @@ def _upsert(placeholder: str, smaller: str, larger: str, rows: str = "") -> str:
             " ON CONFLICT (issue_id, key, value) DO UPDATE SET count = inbox_issue_tag.count + excluded.count,"
             f" first_seen = {smaller}(inbox_issue_tag.first_seen, excluded.first_seen),"
             f" last_seen = {larger}(inbox_issue_tag.last_seen, excluded.last_seen)")
+
+
+def upsert_rows(dialect: str, select: str) -> str:
+    """The upsert of the rows `select` gives (issue_id, key, value, count, first_seen, last_seen)."""
+    if dialect == "postgresql":
+        return _upsert("%s", "least", "greatest", rows=select)
+    return _upsert("?", "min", "max", rows=select)
 
 
 UPSERT_ROW = _upsert("?", "min", "max")  # SQLite, a row at a time

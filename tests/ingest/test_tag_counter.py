@@ -6,6 +6,7 @@ count; merge, unmerge and deletion with counts still queued keep the index exact
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 import sentry_sdk
 import sqlalchemy
 
+from app import db
 from app.inbox import eviction
 from app.inbox.merge import merge, unmerge
 from app.inbox.reading import KEPT, kept_events
@@ -28,7 +30,7 @@ from app.ingest.tag_index import derived_tags
 from reflex_lookout.background import Lease
 from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
-from tests.factories import local_rows, query, sentry_sdk_envelopes
+from tests.factories import as_of_revision, local_rows, query, sentry_sdk_envelopes
 
 AT = 1_700_000_000.0
 Index = dict[tuple[int, str, str], tuple[int, float, float]]  # (issue, key, value) → count, first, last seen
@@ -162,6 +164,20 @@ def test_merge_unmerge_and_deletion_with_counts_still_queued(inbox: InboxStore) 
     count_queued(inbox.engine)
     assert not any(issue == issue_ids[3] for issue, _, _ in index_of(inbox))
     assert queued(inbox.engine) == 0 and index_of(inbox) == counted_from_events(inbox)
+
+
+def test_counts_queued_by_an_earlier_version_are_counted_after_the_upgrade(inbox: InboxStore) -> None:
+    """Migration 0024 rewrites queue rows of 0023's form ([key, value, count, first, last] lists) into
+    today's ("key\\nvalue" → [count, first, last]), and back on downgrade."""
+    with as_of_revision(inbox.engine, "0023_tag_queue"):
+        queue_one_by_one(inbox, sdk_events(12, kinds=2))
+    earlier = [json.loads(counts) for (counts,) in query(inbox, "select counts from inbox_tag_queue")]
+    assert len(earlier) == 12 and all(isinstance(counts, list) and len(counts[0]) == 5 for counts in earlier)
+    db.migrate(inbox.engine)
+    while count_queued(inbox.engine):
+        pass
+    expected = counted_from_events(inbox)
+    assert len(expected) > 10 and index_of(inbox) == expected
 
 
 def test_a_counter_step_does_not_wait_for_a_feeder_writing_the_same_issue(inbox: InboxStore) -> None:
