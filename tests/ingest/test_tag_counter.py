@@ -105,35 +105,41 @@ async def test_the_feeder_only_queues_and_the_running_counter_adds_what_the_even
 
 STEPS = """
 import sys
+import sqlalchemy
 from app import db
 from app.ingest.tag_counter import count_queued
 engine = db.engine(sys.argv[1])
+
+@sqlalchemy.event.listens_for(engine, "after_cursor_execute")
+def hold(connection, cursor, statement, *_):
+    if "DELETE FROM inbox_tag_queue" in statement:  # the step's last statement ran, not committed: wait
+        sys.stdout.write("!")
+        sys.stdout.flush()
+        sys.stdin.buffer.read(1)
+
 print("started", flush=True)
-while sys.stdin.buffer.read(1) and count_queued(engine, 1):  # a step for each byte the test sends
-    sys.stdout.write(".")
-    sys.stdout.flush()
+while count_queued(engine, 1):
+    pass
 """
 
 
 def test_a_counter_sigkilled_mid_step_neither_loses_nor_doubles_a_count(inbox: InboxStore) -> None:
-    queue_one_by_one(inbox, sdk_events(120, kinds=4))
+    """A counter process is killed inside a step: its upsert and its DELETE have run, uncommitted."""
+    queue_one_by_one(inbox, sdk_events(60, kinds=4))
     expected = counted_from_events(inbox)
     url = inbox.engine.url.render_as_string(hide_password=False)
-    kills = 0
-    for _ in range(3):
+    for steps in (0, 3, 7):
         before = queued(inbox.engine)
         process = subprocess.Popen([sys.executable, "-c", STEPS, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    env=os.environ.copy())
         assert process.stdin is not None and process.stdout is not None
         assert process.stdout.readline() == b"started\n"
-        process.stdin.write(b"x" * 20)  # twenty steps allowed, taken one after the other;
+        process.stdin.write(b"x" * steps)  # `steps` steps let through to their commit
         process.stdin.flush()
-        assert process.stdout.read(8) == b"." * 8  # killed once eight are done: within the next ones
+        assert process.stdout.read(steps + 1) == b"!" * (steps + 1)  # and stopped inside the next one
         process.send_signal(signal.SIGKILL)
         process.wait()
-        left = queued(inbox.engine)
-        kills += before - 20 <= left <= before - 8  # it stopped mid-pass, rows left
-    assert kills == 3
+        assert queued(inbox.engine) == before - steps  # the killed step's row is still queued
     while count_queued(inbox.engine):
         pass
     assert index_of(inbox) == expected
