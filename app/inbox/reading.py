@@ -18,7 +18,19 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app.inbox import states
-from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUES, LOGS, MAX_ENVELOPE_BYTES, PROJECTS, TRANSACTIONS, chunks
+from app.inbox.tables import (
+    COUNTS,
+    EVENTS,
+    FEEDBACK,
+    ISSUE_COLUMNS,
+    ISSUES,
+    LOGS,
+    MAX_ENVELOPE_BYTES,
+    PROJECTS,
+    TRANSACTIONS,
+    chunks,
+)
+from app.inbox.trace_search import transaction_condition
 from app.protocol.fields import seconds
 from app.sourcemaps import event_patch
 from reflex_lookout.protocol import encodings, envelope, payloads
@@ -27,13 +39,6 @@ from reflex_lookout.tables import OUTBOX
 logger = logging.getLogger(__name__)
 # What an outbox row that cannot be read back raises.
 UNREADABLE_ENVELOPE = (envelope.EnvelopeError, encodings.DecodeError, ValueError)
-
-
-ISSUE_COLUMNS = (
-    ISSUES.c.id, ISSUES.c.project_id, ISSUES.c.title, ISSUES.c.culprit, ISSUES.c.level, ISSUES.c.kind,
-    ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.first_seen, ISSUES.c.last_seen, ISSUES.c.event_count,
-    ISSUES.c.last_event_id,
-)
 
 
 class InboxReader:
@@ -201,8 +206,6 @@ class TraceReader:
         """Transactions, newest first, and how many match: `search` in the triage search's syntax where
         it applies (app/inbox/trace_search.py; `SearchError` if it does not parse), of the project,
         environment and release given (exactly; None or "": any)."""
-        from app.inbox.trace_search import transaction_condition  # (here: app.inbox.search imports this module)
-
         condition = transaction_condition(search) & narrowed(TRANSACTIONS, project_id, environment, release)
         with self.engine.connect() as connection:
             total = connection.execute(
@@ -221,8 +224,6 @@ class TraceReader:
         {"trace_id", "count": its transactions stored, "transactions": the TRACE_TRANSACTIONS earliest
         of them, whichever matched, earliest first, with their span and parent span ids}. A transaction
         sent without a trace id is a trace of its own."""
-        from app.inbox.trace_search import transaction_condition  # (here: app.inbox.search imports this module)
-
         condition = transaction_condition(search) & narrowed(TRANSACTIONS, project_id, environment, release)
         lone = sqlalchemy.case((TRANSACTIONS.c.trace_id == "", TRANSACTIONS.c.id), else_=0)  # 0: of a trace id
         last = sqlalchemy.func.max(TRANSACTIONS.c.id)

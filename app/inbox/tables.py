@@ -44,6 +44,12 @@ FEEDBACK = table_of(InboxFeedback)
 COUNTS = table_of(InboxCount)
 PROJECT_SETTINGS = table_of(InboxProjectSettings)
 QUOTA_COUNTS = table_of(InboxQuotaCount)
+# An issue's row as the console, the web API and search read it.
+ISSUE_COLUMNS = (
+    ISSUES.c.id, ISSUES.c.project_id, ISSUES.c.title, ISSUES.c.culprit, ISSUES.c.level, ISSUES.c.kind,
+    ISSUES.c.status, ISSUES.c.resolved_in_release, ISSUES.c.first_seen, ISSUES.c.last_seen, ISSUES.c.event_count,
+    ISSUES.c.last_event_id,
+)
 # The largest envelope an outbox row holds, decompressed (LOOKOUT_MAX_ENVELOPE_BYTES's default).
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
 

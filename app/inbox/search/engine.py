@@ -23,13 +23,12 @@ import sqlalchemy
 from sqlalchemy import ColumnElement, RowMapping, func, select
 
 from app.inbox import states
-from app.inbox.reading import ISSUE_COLUMNS
 from app.inbox.search.conditions import Context, condition
 from app.inbox.search.grammar import parse
 from app.inbox.search.plan import forms
 from app.inbox.search.terms import DateTerm, Query, SearchError, TextTerm
 from app.inbox.short_ids import short_id
-from app.inbox.tables import ISSUES, PROJECTS
+from app.inbox.tables import ISSUE_COLUMNS, ISSUES, PROJECTS
 
 KEYS = {"date": ISSUES.c.last_seen, "new": ISSUES.c.first_seen, "freq": ISSUES.c.event_count}  # each sort's column
 SORTS: dict[str, tuple[ColumnElement[Any], ...]] = {  # then the newest issue first
