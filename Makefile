@@ -69,7 +69,8 @@ test-deps:
 	  && test -x /usr/sbin/ip \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES))
 
-# `make test` runs five things at once (tests/side_by_side.sh): lint; the browser tests in three
+# `make test` runs six things at once (tests/side_by_side.sh): lint; the plugin's own tests alone
+# against the oldest releases its pyproject.toml allows (tests/plugin_floor.sh); the browser tests in three
 # processes, the hostile-client tests in two (each with the app's backend run from a copy of the project) and all
 # the others (in order, sharing the app built here in .web/); and the unit and reliability tests
 # together, in UNIT_WORKERS processes (pytest-xdist; `worksteal`: an idle process takes tests from a busy
@@ -104,7 +105,7 @@ NICE := nice -n 10
 KEEP_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 test: setup test-deps
 	@$(KEEP_BYTECODE) bash tests/side_by_side.sh $(OUTPUT) "lint=$(NICE) $(VENV)/bin/ruff check && $(NICE) $(VENV)/bin/mypy" "browser=$(E2E)" "hostile-1=$(NICE) $(E2E_HOSTILE_1)" \
-	  "hostile-2=$(NICE) $(E2E_HOSTILE_2)" "unit=$(NICE) $(UNIT_AND_RELIABILITY)"
+	  "hostile-2=$(NICE) $(E2E_HOSTILE_2)" "plugin-floor=$(NICE) bash tests/plugin_floor.sh" "unit=$(NICE) $(UNIT_AND_RELIABILITY)"
 
 unit: setup
 	$(KEEP_BYTECODE) $(UNIT)

@@ -4,11 +4,11 @@
 
 Browser and server errors, traces and logs go through a tunnel on the app's own origin to the DSN in
 SENTRY_DSN (a Lookout project's or Sentry's). Options of `Monitoring(...)` override the environment.
-Prototype (issue #27): what works and what is still in Lookout's app/ is in docs/design/reflex-plugin.md.
+From Lookout (the app this plugin comes from), where its design and tests live (issue #27).
 """
 
 from reflex_lookout.plugin import Monitoring
 from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
 
 __all__ = ["Dsn", "Monitoring", "MonitoringSettings", "SettingsError"]
-__version__ = "0.1.0.dev0"
+__version__ = "0.1.0"  # the distribution's version (plugin/pyproject.toml reads it here)

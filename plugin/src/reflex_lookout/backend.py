@@ -10,8 +10,8 @@ What it adds: the runtime (runtime.py) on the app's outbox (`MonitoringSettings.
 SQLite file in the app's hidden `.lookout/` folder by default): the tunnel as the innermost
 `api_transformer` (the app's own routes keep precedence), the server SDK and the forwarder as
 lifespan tasks, and the exception handlers (event_errors.py: the report is in the failed event's
-trace). A process that already has a runtime (Lookout builds its own in app/wiring.py, with its
-destination) gets none of this a second time.
+trace). A process that already has a runtime (Lookout, the app this plugin comes from, builds its own,
+with its destination) gets none of this a second time.
 
 Never breaks its host: a failure here is logged once and the app serves without the monitoring.
 """

@@ -189,7 +189,7 @@ class _Deadlines:
 def _light(raw: bytes, content_encoding: str) -> bool:
     """A small JSON body with nothing to decode (or a coding no one knows: `work` refuses it at once).
     One that does not start as JSON may be a legacy /store/ body, base64 of zlib data that inflates
-    to the item cap (app/protocol/legacy_store.py): that is decoded on a thread."""
+    to the item cap (as Lookout's inbox decodes it): that is decoded on a thread."""
     try:
         return len(raw) <= INLINE_BYTES and encodings.is_identity(content_encoding) and raw.lstrip()[:1] in (b"{", b"[")
     except encodings.DecodeError:

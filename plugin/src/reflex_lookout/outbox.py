@@ -22,7 +22,7 @@ from sqlalchemy.pool import PoolProxiedConnection as DBAPIConnection
 from reflex_lookout.tables import OUTBOX as TABLE
 
 PENDING = "pending"  # to be forwarded to its DSN
-# Statuses a destination other than forwarding gives rows (Lookout's embedded inbox: app/local_inbox.py):
+# Statuses a destination other than forwarding gives rows (Lookout's embedded inbox, in the host app):
 LOCAL = "local"  # kept for a reader in this process's database, not forwarded
 REJECTED = "rejected"  # a local row the reader could not read, kept with the reason
 

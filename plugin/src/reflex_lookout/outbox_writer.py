@@ -20,8 +20,9 @@ from reflex_lookout.outbox import OutboxStore, StoreFailed
 Waiter = tuple[dict[str, object], asyncio.Future[None]]
 # How long a commit on the event loop may wait for another writer's lock. Other writers usually hold
 # it for milliseconds; past this, the batch is committed again on a worker thread, which waits as long
-# as the engine's own connections do (`app/db.py`), so the loop is never blocked and a browser, whose
-# SDK does not send a refused envelope again, is not answered 503 for a lock that was about to go.
+# as the engine's own connections do (their busy_timeout: runtime.py `_sqlite_pragmas`), so the loop is
+# never blocked and a browser, whose SDK does not send a refused envelope again, is not answered 503 for
+# a lock that was about to go.
 LOOP_BUSY_TIMEOUT_MS = 100
 # How long the database must go without a write before `_Checkpointer` empties the WAL file (a
 # TRUNCATE checkpoint), so that no byte of a delivered envelope (its row deleted and zeroed:

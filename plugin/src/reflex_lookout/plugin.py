@@ -108,7 +108,7 @@ class Monitoring(Plugin):
 
     def _source_maps(self) -> SourceMapsPlugin | None:
         """The host's source-map step, or None: no token, or the app installs a build step of its own
-        (Lookout's, app/sourcemaps/own_build.py), which would inject and upload a second time."""
+        (Lookout's own, the app this plugin comes from), which would inject and upload a second time."""
         from reflex_base.config import get_config
 
         from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin
@@ -161,20 +161,21 @@ class Monitoring(Plugin):
         app = getattr(kwargs.get("compile_context"), "app", None)
         if app is None:
             raise RuntimeError("reflex-lookout: Reflex compiled a page with no app in its compile context; "
-                               "this Reflex version is not supported (0.10.1 is).")
+                               "this Reflex version is not supported (0.9.11 to 0.10 are).")
         if not self._head or not any(c is self._head[0] for c in app.head_components):
             self._head = browser.head_components()
             app.head_components[:0] = self._head  # first: the loader runs before anything else
         # The route module says which Python page it is, in a comment its source map keeps: a Lookout
-        # maps a dev server's modules of another app with it (app/sourcemaps/declared_pages.py there).
+        # maps a dev server's modules of another app with it (sourcemaps/pages.py `page_marker`).
         source = pages.page_source(getattr(kwargs.get("page"), "component", None))
         if source is not None:
             page_ctx.module_code[pages.page_marker(source)] = None
 
     def post_compile(self, **context: Unpack[PostCompileContext]) -> None:
-        # An app that names a destination is the receiver itself and wires its own backend (Lookout's
-        # app/wiring.py); the browser side above is all it takes from these hooks. A process attaches
-        # once: `backend.attach` adds nothing where a runtime exists (runtime.current()).
+        # An app that names a destination is the receiver itself and wires its own backend (as Lookout,
+        # the app this plugin comes from, does); the browser side above is all it takes from these
+        # hooks. A process attaches once: `backend.attach` adds nothing where a runtime exists
+        # (runtime.current()).
         if self.settings.dsn is None or self.destination_spec is not None:
             return
         try:

@@ -6,9 +6,9 @@
 `Runtime` holds the tunnel (an ASGI app taking the rest of the backend inside), the outbox store
 and the lifespan tasks: `run_server_sdk` (sentry-sdk into the outbox, Reflex events as transactions)
 and `run_forwarder` (delivery, by one worker at a time: the lease). The plugin builds one for a host
-app (backend.py); Lookout builds its own in app/wiring.py with its destination: its settings'
-local DSN, the projects' quotas as the tunnel's `admit`, its feeder woken by `on_commit`, unread
-local rows counted by its store (app/local_inbox.py). A process holds one runtime (`current()`).
+app (backend.py); Lookout (the app this plugin comes from) builds its own with its destination: its
+settings' local DSN, the projects' quotas as the tunnel's `admit`, its feeder woken by `on_commit`,
+unread local rows counted by its store (`OutboxStore(also_waiting=)`). A process holds one runtime (`current()`).
 """
 
 from __future__ import annotations
@@ -186,6 +186,6 @@ def _sqlite_pragmas(dbapi_connection: sqlalchemy.engine.interfaces.DBAPIConnecti
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA journal_size_limit=67108864")  # the WAL file shrinks back when it starts over
     # Deleted content is overwritten with zeros, not left in free space and free pages: a delivered
-    # envelope's row is gone from the file once the WAL is checkpointed (as app/db.py sets it).
+    # envelope's row is gone from the file once the WAL is checkpointed (as Lookout sets it for its own database).
     cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()

@@ -13,7 +13,7 @@ header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (4
 envelope's decoding, syntax, item count and sizes (400, 413, 415; off the event loop when large,
 reflex_lookout/intake.py; a small plain body, a browser's, is read whole at once, with the same
 refusals in the same order) → Sentry's rate limits (429) → in local mode, the project's quotas (429,
-app/ingest/quotas.py, given as `admit`) → outbox room (503) → commit (503 if the
+Lookout's inbox's, given as `admit`) → outbox room (503) → commit (503 if the
 database fails) → 200. Nothing is stored and nothing is sent upstream unless every check passed.
 """
 
@@ -118,8 +118,8 @@ class Tunnel:
         self.stats_path = f"{settings.tunnel_path}/stats"
         self.intake = Intake(settings)  # the steps before storing, shared with the ingest endpoints
         self.in_flight = 0  # requests being answered now; the forwarder gives way while > 0
-        self.admit: Admit | None = None  # the inbox's quotas, in local mode (app/wiring.py)
-        # Filtering and scrubbing before the first write: Lookout's inbox in local mode (app/wiring.py),
+        self.admit: Admit | None = None  # Lookout's inbox's quotas, in local mode (set by the host app)
+        # Filtering and scrubbing before the first write: Lookout's inbox in local mode (set by the host app),
         # Relay's defaults in Sentry mode when LOOKOUT_SCRUB_BEFORE_FORWARD is set (runtime.py).
         self.prepare: Prepare | None = None
         self._allowed: dict[str, tuple[MonitoringSettings, Dsn, str]] = {}  # `_allowed_dsn`'s answers

@@ -4,7 +4,7 @@ An envelope is a JSON header line followed by items; each item is a JSON header 
 A payload with a `length` header is exactly that many bytes, newlines and binary included; one
 without runs to the end of its line. Only header lines are decoded: payloads are kept byte for byte
 as received, because they are forwarded or stored, never re-serialised. `serialize` writes one
-anew (the inbox keeps an envelope's items scrubbed: app/ingest/store.py).
+anew (Lookout's inbox keeps an envelope's items scrubbed that way).
 
 Where Sentry's own parser (Relay, `relay-server/src/envelope/`) is stricter than needed, this one
 is lenient in the ways real clients need, and says so:

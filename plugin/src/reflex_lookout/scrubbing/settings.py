@@ -1,5 +1,6 @@
-"""A project's PII scrubbing options (Sentry's data-scrubbing settings), set on its settings page and
-applied at ingest (app/ingest/scrubbing.py)."""
+"""A project's PII scrubbing options (Sentry's data-scrubbing settings), set on a Lookout project's
+settings page and applied at ingest by Lookout's inbox; this plugin scrubs with the defaults before
+the outbox write (scrubbing/envelope.py)."""
 
 from __future__ import annotations
 

@@ -12,13 +12,13 @@ writes the precompressed `.gz` files (so they match), `post_build`:
    (React Router's route manifest, `manifest-<hash>.js`, is data, not code: it has no map, and is
    left as it is);
 3. moves every map, with a copy of each chunk and a manifest, into a bundle directory that is not
-   served (bundle.py), and keeps only the newest `keep` bundles there (Lookout's backend imports them
-   into its database when it starts: app/sourcemaps/library.py);
+   served (bundle.py), and keeps only the newest `keep` bundles there (Lookout, the app this plugin
+   comes from, imports them into its database when its backend starts);
 4. when uploads are wanted, uploads the bundle (to_sentry.py), which never fails the build.
 
 Two uses. A host app (`Monitoring`, `for_library=False`): all of this only with SENTRY_AUTH_TOKEN (no
 token, no maps: Reflex's default stays), and a build whose maps cannot be made is logged once, its maps
-deleted (never served), and goes on. Lookout (`for_library=True`, app/sourcemaps/own_build.py): maps on
+deleted (never served), and goes on. Lookout, the app this plugin comes from (`for_library=True`): maps on
 every build, for its own symbolication, and such a build fails with the sentence.
 
 `pre_compile` records the Python page of each generated route module (pages.py) for the manifest:

@@ -10,7 +10,7 @@ holding the pages (pages.py) of the generated modules among that map's `sources`
 ignore fields they do not know (the `x_` prefix is the format's convention for extensions). A Lookout
 reads it back (`pages_of`) without parsing the map: the field is first, so only its value is decoded,
 at most MAX_FIELD_BYTES of it. Its presence also says that the map is a Reflex build's: its sources are
-laid out as Reflex's `.web/` (app/sourcemaps/source_paths.py), whoever uploaded it.
+laid out as Reflex's `.web/` (pages.py `WEB_PREFIX`), whoever uploaded it.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ symbolication names original sources: under `.web/`, whatever REFLEX_WEB_WORKDIR
 Another app's pages cannot be listed by this process: its generated modules may say which Python page
 each is, in a line of their own that `page_marker` writes (`// reflex-lookout page: {...}`, the
 `PageSource` as JSON), which symbolication reads from the map's `sourcesContent`
-(app/sourcemaps/declared_pages.py).
+(Lookout's inbox does).
 
-A component module of a Python module that registers several pages (`app/pages/try_errors.py`:
-`page` and `slow_page`) cannot tell which page it serves: its function is `<module>`, as Python's
+A component module of a Python module that registers several pages (`shop/pages/checkout.py`:
+`page` and `receipt_page`) cannot tell which page it serves: its function is `<module>`, as Python's
 tracebacks name module-level code, and its line 0. Only plain functions defined inside the project
 have a source; a page given as a component object (no function) or taken from a library is left out.
 """
@@ -37,9 +37,9 @@ PAGE_MARKER = "// reflex-lookout page: "
 class PageSource:
     """The Python behind a generated route module: what was given to `app.add_page`."""
 
-    module: str  # "app.pages.try_errors"
+    module: str  # "shop.pages.checkout"
     function: str  # "page"
-    file: str  # project-relative: "app/pages/try_errors.py"
+    file: str  # project-relative: "shop/pages/checkout.py"
     line: int  # the function's first line, 0 when unknown
 
     def to_json(self) -> dict[str, object]:
@@ -69,7 +69,7 @@ def route_module(route: str) -> str:
 
 def component_module(module: str) -> str | None:
     """The generated module of the components memoized in Python module `module`, project-relative:
-    `.web/app_components/app/pages/try_errors.jsx`; None when Reflex does not mirror that module."""
+    `.web/app_components/shop/pages/checkout.jsx`; None when Reflex does not mirror that module."""
     from reflex_base.constants.base import Dirs
     from reflex_base.utils.memo_paths import module_to_mirrored_segments
 
@@ -135,5 +135,5 @@ def from_json(value: object) -> dict[str, PageSource]:
 
 def page_marker(source: PageSource) -> str:
     """The line a generated module carries to say it is `source`'s page (read back by
-    app/sourcemaps/declared_pages.py)."""
+    Lookout's inbox, from the map's `sourcesContent`)."""
     return PAGE_MARKER + json.dumps(source.to_json(), sort_keys=True)

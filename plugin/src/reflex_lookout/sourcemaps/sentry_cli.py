@@ -67,7 +67,7 @@ def upload(directory: Path, manifest: Manifest, target: Target, cli: Path,
 
 
 def _url_prefix(manifest: Manifest) -> str:
-    """`~` and the frontend path the chunks are served under (`~/app` for `/app/assets/x.js`)."""
+    """`~` and the frontend path the chunks are served under (`~/shop` for `/shop/assets/x.js`)."""
     for file in manifest.files:
         if file.asset_path.endswith("/" + file.js):
             return "~" + file.asset_path[:-len(file.js)].rstrip("/")

@@ -2,8 +2,8 @@
 
 A host app (`Monitoring`) reads SENTRY_AUTH_TOKEN, SENTRY_URL, SENTRY_ORG and SENTRY_PROJECT from its
 environment (`from_environ`): with a token it makes hidden maps and uploads them; without one it makes
-no maps at all. Lookout builds its own from its settings (app/sourcemaps/own_build.py: uploads only in
-Sentry mode, and keeps more builds for its own library).
+no maps at all. Lookout (the app this plugin comes from) builds its own from its settings: uploads only
+in Sentry mode, and keeps more builds for its own library.
 
 The sentry-cli binary of a host app is the `sentry-cli` console script of the Python environment the
 build runs in (the PyPI wheel `sentry-cli`, installed by the extra `reflex-lookout[sourcemaps]`), or
