@@ -7,14 +7,15 @@ import logging
 import reflex as rx
 from starlette.types import ASGIApp
 
-from app import db, routes, startup, wiring
+from app import db, startup, wiring
 from app.components import error_boundary
+from app.components.page import add_pages
 from app.console import state as console
 from app.inbox import api as inbox_api
 from app.inbox.reading import InboxReader
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
-from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors
+from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors  # noqa: F401 (imported for their pages, which they register)
 from app.settings import SETTINGS
 from app.sourcemaps import own_build, upload_api
 from app.webapi import routes as webapi_routes
@@ -63,20 +64,7 @@ def _connected(token: str) -> bool:
 
 
 console.connected = _connected
-app.add_page(home.page, route=routes.HOME, title=home.TITLE, on_load=home.HomeState.load)
-app.add_page(try_errors.page, route=routes.TRY, title=try_errors.TITLE, on_load=try_errors.TryState.load)
-app.add_page(try_errors.slow_page, route=routes.TRY_SLOW, title=try_errors.SLOW_TITLE, on_load=try_errors.SlowState.load)
-app.add_page(issues.page, route=routes.ISSUES, title=issues.TITLE, on_load=issues.IssuesState.load)
-app.add_page(issue.page, route=routes.ISSUE, title=issue.TITLE, on_load=issue.IssueState.load)
-app.add_page(traces.page, route=routes.TRACES, title=traces.TITLE, on_load=traces.TracesState.load)
-app.add_page(traces.trace_page, route=routes.TRACE, title=traces.TRACE_TITLE, on_load=traces.TraceState.load)
-app.add_page(logs.page, route=routes.LOGS, title=logs.TITLE, on_load=logs.LogsState.load)
-app.add_page(alerts.page, route=routes.ALERTS, title=alerts.TITLE, on_load=alerts.AlertsState.load)
-app.add_page(tokens.page, route=routes.TOKENS, title=tokens.TITLE, on_load=tokens.ON_LOAD)
-app.add_page(project_settings.page, route=routes.SETTINGS, title=project_settings.TITLE,
-             on_load=project_settings.SettingsState.load)
-app.add_page(sign_in.page, route=routes.SIGN_IN, title=sign_in.TITLE, on_load=sign_in.SignInState.load)
-app.add_page(not_found.page, route=routes.NOT_FOUND, title=not_found.TITLE)
+add_pages(app)  # every page, as its module declares it (@page_at)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)
 app.register_lifespan_task(wiring.run_server_sdk)

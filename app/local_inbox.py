@@ -38,7 +38,7 @@ class LocalInbox:
     def dsn(self) -> Dsn | None:
         if SETTINGS.dsn is None and SETTINGS.local_dsn is None:
             from app import db  # here, not at the top: rxconfig.py imports this module's package
-            from app.inbox.projects import settle_local_dsn
+            from app.projects.registry import settle_local_dsn
 
             settle_local_dsn(SETTINGS, db.migrated_engine())
         return SETTINGS.reporting_dsn

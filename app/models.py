@@ -320,16 +320,16 @@ class InboxCount(SQLModel, table=True):
 
 class InboxProjectSettings(SQLModel, table=True):
     """A project's inbound filters, PII scrubbing options, quotas and source-map settings
-    (app/inbox/project_settings.py), each a bounded JSON object of its dataclass's fields; a project
+    (app/projects/settings_store.py), each a bounded JSON object of its dataclass's fields; a project
     without a row has the defaults. What each filter dropped is counted in `inbox_count` (kind "filtered")."""
 
     __tablename__ = "inbox_project_settings"
 
     project_id: int = Field(primary_key=True, foreign_key="inbox_project.id", sa_column_kwargs={"autoincrement": False})
-    filters: str = "{}"  # app/ingest/filter_settings.py's FilterSettings
+    filters: str = "{}"  # app/projects/filter_settings.py's FilterSettings
     scrubbing: str = "{}"  # app/ingest/scrubbing_settings.py's ScrubbingSettings
-    quotas: str = "{}"  # app/ingest/quota_settings.py's QuotaSettings
-    sourcemaps: str = "{}"  # app/ingest/sourcemap_settings.py's SourceMapSettings
+    quotas: str = "{}"  # app/projects/quota_settings.py's QuotaSettings
+    sourcemaps: str = "{}"  # app/projects/sourcemap_settings.py's SourceMapSettings
     updated_at: float = 0.0
     updated_by: str = ""
 

@@ -4,7 +4,7 @@ the plugin's: DSN, tunnel, limits, SDK values) and Lookout's own (inbox, alerts,
 This module is the single source of truth for Lookout's own fields; the monitoring's are read by
 reflex_lookout/settings.py, with the same variable names. One value comes from the database instead:
 the embedded inbox's own DSN key, random per install, unless LOOKOUT_LOCAL_DSN names one
-(`Settings.local_dsn`, filled in by app/inbox/projects.py).
+(`Settings.local_dsn`, filled in by app/projects/registry.py).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Settings(MonitoringSettings):
         if self.dsn is not None:
             return self.dsn
         if self.local_dsn is None:
-            raise LocalDsnUnknown("The local DSN's key is read from the database at start (app/inbox/projects.py); "
+            raise LocalDsnUnknown("The local DSN's key is read from the database at start (app/projects/registry.py); "
                                   "nothing may report before.")
         return self.local_dsn
 

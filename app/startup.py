@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from app import db
-from app.inbox.projects import settle_local_dsn
+from app.projects.registry import settle_local_dsn
 from app.settings import SETTINGS
 from app.sourcemaps import library as sourcemap_library
 

@@ -22,7 +22,6 @@ import sentry_sdk
 from app import db
 from app.alerts.channels import sync_env_channels
 from app.alerts.sender import AlertSender
-from app.inbox.projects import settle_local_dsn
 from app.inbox.retention import Caps, Retention
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
@@ -32,6 +31,7 @@ from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill
 from app.ingest.tag_counter import TagCounter
 from app.local_inbox import outbox_store
+from app.projects.registry import settle_local_dsn
 from app.settings import SETTINGS
 from app.sourcemaps.dev_modules import with_dev_server
 from app.sourcemaps.library import MapLibrary

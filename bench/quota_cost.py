@@ -26,9 +26,9 @@ import time
 import sqlalchemy
 
 from app import db
-from app.inbox.project_settings import CACHE_S, ProjectSettingsStore
 from app.inbox.tables import QUOTA_COUNTS
-from app.ingest.quota_settings import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaSettings
+from app.projects.quota_settings import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaSettings
+from app.projects.settings_store import CACHE_S, ProjectSettingsStore
 from bench.harness.lookout import OUTBOX_CAP
 from bench.harness.processes import workspace
 from bench.harness.servers import free_port, granian, wait_ready

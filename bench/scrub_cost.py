@@ -54,10 +54,10 @@ import sqlalchemy
 from sqlalchemy import func, select
 
 from app import db
-from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.reading import kept_events
 from app.inbox.tables import EVENTS
 from app.ingest.store import InboxStore
+from app.projects.settings_store import ProjectSettingsStore
 from bench.harness.lookout import NO_INTAKE_LIMITS, OUTBOX_CAP, outbox_rows
 from bench.harness.processes import ROOT, Processes, workspace
 from bench.harness.report import goal, versions

@@ -87,13 +87,6 @@ def need(server: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[services.Postgres]:
-    need("PostgreSQL")
-    with services.postgres() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
 def redis_server() -> Iterator[services.Redis]:
     need("Redis")
     with services.redis() as server:

@@ -17,22 +17,14 @@ from alembic import command
 
 from app import db
 from app.ingest.feeder import InboxFeeder
-from app.ingest.filter_settings import FilterSettings
 from app.ingest.store import InboxStore
+from app.projects.filter_settings import FilterSettings
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
-from tests.monitoring.envelopes import build
 
-# A project's inbound filters all off (a new project has three on: app/ingest/filter_settings.py).
+# A project's inbound filters all off (a new project has three on: app/projects/filter_settings.py).
 NO_FILTERS = FilterSettings(browser_extensions=False, web_crawlers=False, legacy_browsers=False)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def query(inbox: InboxStore, sql: str) -> list[tuple]:

@@ -11,7 +11,7 @@ import sqlalchemy
 from reflex.utils.prerequisites import get_web_dir
 
 from app import db, local_inbox
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.settings import Settings
 from reflex_lookout import Monitoring, browser
 from reflex_lookout.settings import SettingsError

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app import db, startup
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.settings import Settings
 
 

@@ -4,7 +4,7 @@ Revision ID: 0018_project_settings
 Revises: 0017_trace_log_filters
 Create Date: 2026-11-27 22:00:00
 
-A project without a row has the defaults (app/inbox/project_settings.py); what the filters drop is
+A project without a row has the defaults (app/projects/settings_store.py); what the filters drop is
 counted in inbox_count (kind "filtered"), which needs no change.
 """
 from collections.abc import Sequence

@@ -4,7 +4,7 @@ Revision ID: 0019_project_quotas
 Revises: 0018_project_settings
 Create Date: 2026-11-26 22:00:00
 
-The quotas are a third JSON part of inbox_project_settings ("{}": no limit, app/inbox/project_settings.py);
+The quotas are a third JSON part of inbox_project_settings ("{}": no limit, app/projects/settings_store.py);
 inbox_quota_count holds what every worker counted in each window (app/ingest/quotas.py).
 """
 from collections.abc import Sequence

@@ -4,7 +4,7 @@ Revision ID: 0021_project_dev_servers
 Revises: 0020_api_tokens
 Create Date: 2026-11-27 02:00:00
 
-A fourth JSON part of inbox_project_settings ("{}": no dev server, app/ingest/sourcemap_settings.py).
+A fourth JSON part of inbox_project_settings ("{}": no dev server, app/projects/sourcemap_settings.py).
 """
 from collections.abc import Sequence
 

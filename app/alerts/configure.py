@@ -25,7 +25,7 @@ from app.alerts import rules as alert_rules, triggers
 from app.alerts.alert import WEBHOOK_KINDS, cut_error
 from app.alerts.channels import SECRET_MAX, channel_problem
 from app.alerts.tables import CHANNELS, DELIVERIES
-from app.inbox.tables import PROJECTS
+from app.projects.tables import PROJECTS
 from app.protocol.fields import UNSTORABLE
 
 TARGET_MAX = 2048  # characters of a webhook URL or an address (a longer one is refused, never cut)

@@ -44,7 +44,7 @@ from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
 from app.alerts.alert import AlertItem, Channel, Delivered
 from app.alerts.tables import ALERTS, DELIVERIES
-from app.inbox.tables import PROJECTS
+from app.projects.tables import PROJECTS
 from app.settings import Settings
 from reflex_lookout.background import Lease
 from reflex_lookout.protocol.retry import backoff

@@ -18,19 +18,10 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app.inbox import states
-from app.inbox.tables import (
-    COUNTS,
-    EVENTS,
-    FEEDBACK,
-    ISSUE_COLUMNS,
-    ISSUES,
-    LOGS,
-    MAX_ENVELOPE_BYTES,
-    PROJECTS,
-    TRANSACTIONS,
-    chunks,
-)
+from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUE_COLUMNS, ISSUES, LOGS, MAX_ENVELOPE_BYTES, TRANSACTIONS, chunks
 from app.inbox.trace_search import transaction_condition
+from app.projects.settings_store import FILTERED
+from app.projects.tables import PROJECTS
 from app.protocol.fields import seconds
 from app.sourcemaps import event_patch
 from reflex_lookout.protocol import encodings, envelope, payloads
@@ -46,6 +37,13 @@ class InboxReader:
 
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
+
+    def dropped(self, project_id: int) -> dict[str, int]:
+        """How many events and transactions each inbound filter dropped for the project, by filter
+        name (counted by the ingest transaction that dropped them)."""
+        query = select(COUNTS.c.key, COUNTS.c.count).where(COUNTS.c.project_id == project_id, COUNTS.c.kind == FILTERED)
+        with self.engine.connect() as connection:
+            return {key: int(count) for key, count in connection.execute(query)}
 
     def issue(self, issue_id: int) -> dict[str, Any] | None:
         with self.engine.connect() as connection:

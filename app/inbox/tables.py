@@ -16,8 +16,6 @@ from app.models import (
     InboxIssue,
     InboxIssueTag,
     InboxLog,
-    InboxProject,
-    InboxProjectSettings,
     InboxQuotaCount,
     InboxRead,
     InboxSavedSearch,
@@ -28,7 +26,6 @@ from app.models import (
 
 T = TypeVar("T")  # what `chunks` slices: row ids, or names
 
-PROJECTS = table_of(InboxProject)
 ISSUES = table_of(InboxIssue)
 EVENTS = table_of(InboxEvent)
 GROUPHASHES = table_of(InboxGroupHash)
@@ -42,7 +39,6 @@ TRANSACTIONS = table_of(InboxTransaction)
 LOGS = table_of(InboxLog)
 FEEDBACK = table_of(InboxFeedback)
 COUNTS = table_of(InboxCount)
-PROJECT_SETTINGS = table_of(InboxProjectSettings)
 QUOTA_COUNTS = table_of(InboxQuotaCount)
 # An issue's row as the console, the web API and search read it.
 ISSUE_COLUMNS = (

@@ -18,7 +18,8 @@ from sqlalchemy import ColumnElement, func, select
 
 from app.inbox.search import AssignedTerm, CountTerm, DateTerm, HasTerm, IsTerm, SearchError, TagTerm, Term, TextTerm, parse
 from app.inbox.search.conditions import ESCAPE, LATEST, like_pattern
-from app.inbox.tables import PROJECTS, TRANSACTIONS
+from app.inbox.tables import TRANSACTIONS
+from app.projects.tables import PROJECTS
 
 COLUMNS = {"environment": TRANSACTIONS.c.environment, "release": TRANSACTIONS.c.release,
            "transaction": TRANSACTIONS.c.name}

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.ingest.filter_settings import FilterSettings
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
+from app.projects.filter_settings import FilterSettings
 from reflex_lookout.protocol.envelope import Envelope
 from reflex_lookout.scrubbing.envelope import scrub_envelope
 from reflex_lookout.scrubbing.settings import ScrubbingSettings

@@ -1,6 +1,6 @@
 """Sentry's inbound filters, applied to each error event and transaction at ingest before anything of
 it is stored (app/ingest/store.py): `dropped_by(item_type, event, settings)` names the first of the
-project's filters (app/ingest/filter_settings.py) that matches, in Relay's order, or None.
+project's filters (app/projects/filter_settings.py) that matches, in Relay's order, or None.
 
 What each matches follows Relay's `relay-filter` crate (the patterns: app/ingest/filter_patterns.py):
 
@@ -33,9 +33,9 @@ from urllib.parse import urlsplit
 import ua_parser
 
 from app.ingest import filter_patterns as known
-from app.ingest.filter_settings import LABELS, FilterSettings, network_of
 from app.ingest.globs import MAX_TEXT, Glob, any_matches, compiled
 from app.ingest.user_agent import user_agent
+from app.projects.filter_settings import LABELS, FilterSettings, network_of
 from app.protocol.fields import listed, mapping
 
 logger = logging.getLogger(__name__)

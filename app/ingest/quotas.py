@@ -1,4 +1,4 @@
-"""Per-project quotas at ingest: past a project's events a minute or an hour (app/ingest/quota_settings.py)
+"""Per-project quotas at ingest: past a project's events a minute or an hour (app/projects/quota_settings.py)
 an envelope of error events is refused with 429, `Retry-After` (the seconds until the window that is
 full starts again) and Sentry's `X-Sentry-Rate-Limits`, which the SDKs honour: they send nothing of
 those categories until then. Nothing is stored of a refused envelope; nothing accepted before is touched.
@@ -35,9 +35,9 @@ import sqlalchemy
 from sqlalchemy import delete, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.inbox.project_settings import CACHE_S, ProjectSettingsStore
 from app.inbox.tables import QUOTA_COUNTS as COUNTS
-from app.ingest.quota_settings import QuotaSettings
+from app.projects.quota_settings import QuotaSettings
+from app.projects.settings_store import CACHE_S, ProjectSettingsStore
 from reflex_lookout.protocol.asgi import Refused
 from reflex_lookout.protocol.ratelimits import category_of
 from reflex_lookout.settings import Dsn

@@ -34,9 +34,7 @@ import sqlalchemy
 from sqlalchemy import bindparam, insert, select, update
 
 from app.inbox import eviction, states
-from app.inbox.project_settings import FILTERED, ProjectSettingsStore
-from app.inbox.projects import LOCAL_PROJECT_ID
-from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES, PROJECTS
+from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES
 from app.ingest.event_writer import write_event
 from app.ingest.grouping import group
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
@@ -55,6 +53,9 @@ from app.ingest.tag_counter import count_queued
 from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import add_contexts, contexts_from_user_agent
+from app.projects.registry import LOCAL_PROJECT_ID
+from app.projects.settings_store import FILTERED, ProjectSettingsStore
+from app.projects.tables import PROJECTS
 from app.sourcemaps.event_patch import is_kept_text, kept_text
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.protocol import encodings, envelope, payloads
@@ -90,7 +91,7 @@ class InboxStore:
         (None: events are grouped as sent). `scrubbing_of(project_id)`: that project's scrubbing
         settings (asked for any id: an unknown project's envelope is rejected, and its row keeps
         its body only when the answer turns scrubbing off); by default the project's own, from its
-        settings page (app/inbox/project_settings.py), which scrub unless turned off."""
+        settings page (app/projects/settings_store.py), which scrub unless turned off."""
         self.engine = engine
         self.symbolicator = symbolicator
         self.settings = ProjectSettingsStore(engine)  # each project's filters and scrubbing (cached briefly)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app import routes
 from app.alerts.alert import KINDS
 from app.components.forms import native_select, outcome, read_only, rows_table
-from app.components.layout import layout
-from app.components.refused import unless_refused
+from app.components.page import page_at
 from app.components.words import count_of, noun_of
 from app.pages.alerts_state import AlertsState, ChannelRow
 
@@ -117,30 +117,25 @@ def rules_text() -> rx.Component:
     )
 
 
+@page_at(routes.ALERTS, TITLE, on_load=AlertsState.load, state=AlertsState, heading="Alerts")
 def page() -> rx.Component:
-    return layout(
-        rx.heading("Alerts", size="7", id="page-title"),
-        unless_refused(
-            AlertsState,
-            rx.vstack(
-                read_only(AlertsState, "You can see the alerts; only a maintainer can change them.", "alerts-readonly"),
-                outcome(AlertsState, "channel-error", "alerts-notice"),
-                rx.cond(AlertsState.secret_once != "", rx.callout.root(rx.callout.text(
-                    "This channel's secret signs each request (X-Lookout-Signature); it is shown only now: ",
-                    rx.code(AlertsState.secret_once, id="channel-secret-once"),
-                ), color_scheme="amber")),
-                rx.heading("Channels", size="4"),
-                rx.cond(AlertsState.may_change, add_channel_form()),
-                channels_table(),
-                rx.cond(AlertsState.channels.length() == 0, rx.text("No channel yet: alerts go nowhere.", size="2")),
-                rx.heading("Rules", size="4"),
-                rx.cond(AlertsState.projects.length() > 0, rx.vstack(
-                    native_select(AlertsState.projects, AlertsState.rules_project, AlertsState.choose_rules_project,
-                                  "rules-project"),
-                    rx.cond(AlertsState.may_change, rules_form(), rules_text()),
-                    spacing="3",
-                )),
-                width="100%", spacing="3",
-            ),
-        ),
+    return rx.vstack(
+        read_only(AlertsState, "You can see the alerts; only a maintainer can change them.", "alerts-readonly"),
+        outcome(AlertsState, "channel-error", "alerts-notice"),
+        rx.cond(AlertsState.secret_once != "", rx.callout.root(rx.callout.text(
+            "This channel's secret signs each request (X-Lookout-Signature); it is shown only now: ",
+            rx.code(AlertsState.secret_once, id="channel-secret-once"),
+        ), color_scheme="amber")),
+        rx.heading("Channels", size="4"),
+        rx.cond(AlertsState.may_change, add_channel_form()),
+        channels_table(),
+        rx.cond(AlertsState.channels.length() == 0, rx.text("No channel yet: alerts go nowhere.", size="2")),
+        rx.heading("Rules", size="4"),
+        rx.cond(AlertsState.projects.length() > 0, rx.vstack(
+            native_select(AlertsState.projects, AlertsState.rules_project, AlertsState.choose_rules_project,
+                          "rules-project"),
+            rx.cond(AlertsState.may_change, rules_form(), rules_text()),
+            spacing="3",
+        )),
+        width="100%", spacing="3",
     )

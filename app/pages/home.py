@@ -6,10 +6,11 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, wiring
+from app import db, routes, wiring
 from app.components.layout import layout
+from app.components.page import page_at
 from app.console.state import ConsoleState, inbox_reader
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.settings import SETTINGS
 from app.sourcemaps import own_build
 from reflex_lookout.sourcemaps import to_sentry
@@ -162,7 +163,7 @@ def status_panel() -> rx.Component:
                         rx.data_list.label(p[0]), rx.data_list.value(rx.code(p[1], class_name="project-dsn")),
                     )), margin_top="0.5em", id="inbox-projects",
                 )),
-                rx.text("More projects: ", rx.code("python -m app.inbox.projects add NAME"), ".",
+                rx.text("More projects: ", rx.code("python -m app.projects.registry add NAME"), ".",
                         size="1", color_scheme="gray"),
                 rx.cond(HomeState.inbox_counts.length() > 0, rx.text(
                     "Counted by the inbox (stored):", size="2", color_scheme="gray", margin_top="0.75em")),
@@ -195,6 +196,7 @@ def status_panel() -> rx.Component:
     )
 
 
+@page_at(routes.HOME, TITLE, on_load=HomeState.load)
 def page() -> rx.Component:
     return layout(
         rx.heading("Lookout", size="8", id="page-title"),

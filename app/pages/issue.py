@@ -17,8 +17,7 @@ from app import routes
 from app.components.badges import level_badge, status_badge
 from app.components.charts import counts_bar_chart, period_switch
 from app.components.key_values import context_tables, distribution
-from app.components.layout import layout
-from app.components.refused import unless_refused
+from app.components.page import page_at
 from app.components.words import count_of
 from app.inbox import states
 from app.pages.issue_rows import PERIODS
@@ -215,16 +214,11 @@ def shown_event() -> rx.Component:
     )
 
 
+@page_at(routes.ISSUE, TITLE, on_load=IssueState.load, state=IssueState, back=(routes.ISSUES, "← Issues"))
 def page() -> rx.Component:
-    return layout(
-        rx.link("← Issues", href=routes.ISSUES),
-        unless_refused(
-            IssueState,
-            rx.cond(
-                IssueState.found,
-                rx.vstack(header(), overview(), shown_event(), merged_hashes(), activity(), width="100%", spacing="5"),
-                rx.cond(IssueState.loaded, rx.text("There is no such issue.", id="issue-missing"),
-                        rx.text("Loading the issue…", id="issue-loading")),
-            ),
-        ),
+    return rx.cond(
+        IssueState.found,
+        rx.vstack(header(), overview(), shown_event(), merged_hashes(), activity(), width="100%", spacing="5"),
+        rx.cond(IssueState.loaded, rx.text("There is no such issue.", id="issue-missing"),
+                rx.text("Loading the issue…", id="issue-loading")),
     )

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app import routes
 from app.components.badges import level_badge, status_badge
 from app.components.forms import native_select, outcome, select_style
-from app.components.layout import layout
-from app.components.refused import unless_refused
+from app.components.page import page_at
 from app.components.words import noun_of
 from app.pages.issues_bulk import IGNORE_FOR, IGNORE_UNTIL
 from app.pages.issues_state import SORTS, IssueRow, IssuesState, SavedRow
@@ -124,42 +124,37 @@ def issue_row(row: rx.Var[IssueRow]) -> rx.Component:
     )
 
 
+@page_at(routes.ISSUES, TITLE, on_load=IssuesState.load, state=IssuesState, heading="Issues")
 def page() -> rx.Component:
-    return layout(
-        rx.heading("Issues", size="7", id="page-title"),
-        unless_refused(
-            IssuesState,
-            rx.vstack(
-                search_bar(),
-                rx.cond(IssuesState.problem != "", rx.callout(IssuesState.problem, color_scheme="orange", id="issues-problem")),
-                saved_searches(),
-                outcome(IssuesState, "issues-error", "issues-notice"),
-                bulk_bar(),
-                rx.table.root(
-                    rx.table.header(rx.table.row(
-                        rx.cond(IssuesState.may_change, rx.table.column_header_cell(rx.checkbox(
-                            on_change=IssuesState.toggle_page, id="issues-pick-page", aria_label="Pick every issue shown"))),
-                        *[rx.table.column_header_cell(h, white_space="nowrap") for h in HEADERS])),
-                    rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
-                    width="100%", id="issues-table",
-                ),
-                rx.cond(IssuesState.searched & (IssuesState.total == 0) & (IssuesState.problem == ""), rx.box(
-                    rx.text(rx.cond(IssuesState.query != "", rx.fragment("No issues match ", rx.code(IssuesState.query), "."),
-                                    "No issues yet."), size="3"),
-                    rx.text("Clear or change the search to see others; an error another app reports with the DSN on the "
-                            "Overview page, or one from Try it, shows up here.", size="2", color_scheme="gray"),
-                    id="issues-empty", padding="1em 0",
-                )),
-                rx.hstack(
-                    rx.button("Newer", on_click=IssuesState.turn(-1), disabled=IssuesState.page_number == 0,
-                              variant="outline", id="issues-previous"),
-                    rx.text("Page ", (IssuesState.page_number + 1).to_string(), " of ", IssuesState.pages.to_string()),
-                    rx.button("Older", on_click=IssuesState.turn(1),
-                              disabled=IssuesState.page_number + 1 >= IssuesState.pages, variant="outline",
-                              id="issues-next"),
-                    align="center", spacing="3",
-                ),
-                width="100%",
-            ),
+    return rx.vstack(
+        search_bar(),
+        rx.cond(IssuesState.problem != "", rx.callout(IssuesState.problem, color_scheme="orange", id="issues-problem")),
+        saved_searches(),
+        outcome(IssuesState, "issues-error", "issues-notice"),
+        bulk_bar(),
+        rx.table.root(
+            rx.table.header(rx.table.row(
+                rx.cond(IssuesState.may_change, rx.table.column_header_cell(rx.checkbox(
+                    on_change=IssuesState.toggle_page, id="issues-pick-page", aria_label="Pick every issue shown"))),
+                *[rx.table.column_header_cell(h, white_space="nowrap") for h in HEADERS])),
+            rx.table.body(rx.foreach(IssuesState.rows, issue_row)),
+            width="100%", id="issues-table",
         ),
+        rx.cond(IssuesState.searched & (IssuesState.total == 0) & (IssuesState.problem == ""), rx.box(
+            rx.text(rx.cond(IssuesState.query != "", rx.fragment("No issues match ", rx.code(IssuesState.query), "."),
+                            "No issues yet."), size="3"),
+            rx.text("Clear or change the search to see others; an error another app reports with the DSN on the "
+                    "Overview page, or one from Try it, shows up here.", size="2", color_scheme="gray"),
+            id="issues-empty", padding="1em 0",
+        )),
+        rx.hstack(
+            rx.button("Newer", on_click=IssuesState.turn(-1), disabled=IssuesState.page_number == 0,
+                      variant="outline", id="issues-previous"),
+            rx.text("Page ", (IssuesState.page_number + 1).to_string(), " of ", IssuesState.pages.to_string()),
+            rx.button("Older", on_click=IssuesState.turn(1),
+                      disabled=IssuesState.page_number + 1 >= IssuesState.pages, variant="outline",
+                      id="issues-next"),
+            align="center", spacing="3",
+        ),
+        width="100%",
     )

@@ -12,9 +12,8 @@ import anyio.to_thread
 import reflex as rx
 
 from app import routes
-from app.components.layout import layout
 from app.components.log_rows import log_row
-from app.components.refused import unless_refused
+from app.components.page import page_at
 from app.console.state import ago, bounded, one_of, trace_reader
 from app.pages.trace_filters import Filters, TraceFilters, facets, filter_selects
 from app.presentation.log_lines import log_fields
@@ -58,24 +57,19 @@ class LogsState(TraceFilters, rx.State):
         await self._show()
 
 
+@page_at(routes.LOGS, TITLE, on_load=LogsState.load, state=LogsState, heading="Logs")
 def page() -> rx.Component:
-    return layout(
-        rx.heading("Logs", size="7", id="page-title"),
-        unless_refused(
-            LogsState,
-            rx.vstack(
-                rx.hstack(
-                    rx.input(placeholder="Search log lines", value=LogsState.search,
-                             on_change=LogsState.set_search.debounce(300), width="20em", id="logs-search"),
-                    rx.select(LEVELS, value=LogsState.level, on_change=LogsState.set_level, id="logs-level"),
-                    filter_selects(LogsState, "logs"),
-                    align="center", spacing="3", wrap="wrap",
-                ),
-                rx.table.root(rx.table.body(rx.foreach(LogsState.rows, log_row)), width="100%", id="logs-table"),
-                rx.cond(LogsState.searched & (LogsState.rows.length() == 0), rx.text(
-                    "No log lines match. Clear the search, the level or the filters; the app's own log records at "
-                    "its log level and the browser's logs show up here.", size="2", color_scheme="gray", id="logs-empty")),
-                width="100%",
-            ),
+    return rx.vstack(
+        rx.hstack(
+            rx.input(placeholder="Search log lines", value=LogsState.search,
+                     on_change=LogsState.set_search.debounce(300), width="20em", id="logs-search"),
+            rx.select(LEVELS, value=LogsState.level, on_change=LogsState.set_level, id="logs-level"),
+            filter_selects(LogsState, "logs"),
+            align="center", spacing="3", wrap="wrap",
         ),
+        rx.table.root(rx.table.body(rx.foreach(LogsState.rows, log_row)), width="100%", id="logs-table"),
+        rx.cond(LogsState.searched & (LogsState.rows.length() == 0), rx.text(
+            "No log lines match. Clear the search, the level or the filters; the app's own log records at "
+            "its log level and the browser's logs show up here.", size="2", color_scheme="gray", id="logs-empty")),
+        width="100%",
     )

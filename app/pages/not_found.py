@@ -4,10 +4,12 @@ import reflex as rx
 
 from app import routes
 from app.components.layout import layout
+from app.components.page import page_at
 
 TITLE = "Not found · Lookout"
 
 
+@page_at(routes.NOT_FOUND, TITLE)
 def page() -> rx.Component:
     return layout(
         rx.heading("Page not found", size="7", id="not-found-title"),

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app import routes
 from app.components.forms import native_select, outcome, read_only
-from app.components.layout import layout
-from app.components.refused import unless_refused
-from app.inbox.project_settings import MAX_FIELD_CHARS, MAX_FIELDS
-from app.ingest.filter_settings import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
-from app.ingest.quota_settings import LABELS as QUOTA_LABELS, MAXIMA
-from app.ingest.sourcemap_settings import MAX_DEV_SERVERS, MAX_ORIGIN_CHARS
+from app.components.page import page_at
 from app.pages.project_settings_state import OPTIONS, SettingsState
+from app.projects.filter_settings import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
+from app.projects.quota_settings import LABELS as QUOTA_LABELS, MAXIMA
+from app.projects.settings_store import MAX_FIELD_CHARS, MAX_FIELDS
+from app.projects.sourcemap_settings import MAX_DEV_SERVERS, MAX_ORIGIN_CHARS
 
 TITLE = "Settings · Lookout"
 OPTION_LABELS = {
@@ -112,31 +112,26 @@ def sourcemaps_form() -> rx.Component:
     )
 
 
+@page_at(routes.SETTINGS, TITLE, on_load=SettingsState.load, state=SettingsState, heading="Settings")
 def page() -> rx.Component:
-    return layout(
-        rx.heading("Settings", size="7", id="page-title"),
-        unless_refused(
-            SettingsState,
-            rx.vstack(
-                read_only(SettingsState, "You can see the projects' settings; only a maintainer can change them.",
-                          "settings-readonly"),
-                outcome(SettingsState, "settings-error", "settings-notice"),
-                rx.cond(SettingsState.projects.length() > 0, rx.vstack(
-                    native_select(SettingsState.projects, SettingsState.project, SettingsState.choose_project,
-                                  "settings-project"),
-                    rx.heading("Inbound filters", size="4"),
-                    rx.text("What they match is dropped at ingest, before anything of it is stored, and counted.",
-                            size="2"),
-                    filters_form(),
-                    rx.heading("Data scrubbing", size="4"),
-                    scrubbing_form(),
-                    rx.heading("Quotas", size="4"),
-                    quotas_form(),
-                    rx.heading("Source maps", size="4"),
-                    sourcemaps_form(),
-                    spacing="3", width="100%",
-                )),
-                width="100%", spacing="3",
-            ),
-        ),
+    return rx.vstack(
+        read_only(SettingsState, "You can see the projects' settings; only a maintainer can change them.",
+                  "settings-readonly"),
+        outcome(SettingsState, "settings-error", "settings-notice"),
+        rx.cond(SettingsState.projects.length() > 0, rx.vstack(
+            native_select(SettingsState.projects, SettingsState.project, SettingsState.choose_project,
+                          "settings-project"),
+            rx.heading("Inbound filters", size="4"),
+            rx.text("What they match is dropped at ingest, before anything of it is stored, and counted.",
+                    size="2"),
+            filters_form(),
+            rx.heading("Data scrubbing", size="4"),
+            scrubbing_form(),
+            rx.heading("Quotas", size="4"),
+            quotas_form(),
+            rx.heading("Source maps", size="4"),
+            sourcemaps_form(),
+            spacing="3", width="100%",
+        )),
+        width="100%", spacing="3",
     )

@@ -1,6 +1,6 @@
 """The /settings page's state: one project's inbound filters, PII scrubbing options, quotas and
 source-map settings (its dev servers), as an allowed client sees them and a maintainer edits them, and what each filter dropped
-(app/inbox/project_settings.py).
+(app/projects/settings_store.py).
 
 Every handler is a public endpoint (app/console/state.py): it reads through `_show()`, changes
 something only for `_maintainer()`, and takes each argument as possibly anything: a filter or option
@@ -18,11 +18,12 @@ import reflex as rx
 from app import db
 from app.console.form_state import FormState, choice_of, project_of
 from app.console.state import one_of
-from app.inbox.project_settings import FIELD_LISTS, MAX_FIELD_CHARS, MAX_FIELDS, ProjectSettingsStore
-from app.inbox.projects import Projects
-from app.ingest.filter_settings import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterSettings, lines_of
-from app.ingest.quota_settings import MAX_TYPED_CHARS, WINDOWS, QuotaSettings, number_of
-from app.ingest.sourcemap_settings import MAX_TYPED_CHARS as MAX_ORIGINS_CHARS, SourceMapSettings, origins_of
+from app.inbox.reading import InboxReader
+from app.projects.filter_settings import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterSettings, lines_of
+from app.projects.quota_settings import MAX_TYPED_CHARS, WINDOWS, QuotaSettings, number_of
+from app.projects.registry import Projects
+from app.projects.settings_store import FIELD_LISTS, MAX_FIELD_CHARS, MAX_FIELDS, ProjectSettingsStore
+from app.projects.sourcemap_settings import MAX_TYPED_CHARS as MAX_ORIGINS_CHARS, SourceMapSettings, origins_of
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 MAINTAINERS_ONLY = "Only a maintainer can change a project's settings."
@@ -35,7 +36,7 @@ TEXTS = {**dict.fromkeys(LISTS, MAX_LIST_CHARS), **dict.fromkeys(FIELD_LISTS, MA
 
 def fields_of(name: str, typed: str) -> tuple[str, ...]:
     """The field names of a scrubbing list as typed (one a line), or ValueError with a sentence (the
-    count and length bounds: app/inbox/project_settings.py's `checked_scrubbing`)."""
+    count and length bounds: app/projects/settings_store.py's `checked_scrubbing`)."""
     if len(typed) > MAX_FIELDS_CHARS:
         raise ValueError(f"The {FIELD_LISTS[name]}s are too long: at most {MAX_FIELDS} lines of {MAX_FIELD_CHARS} characters.")
     return tuple(line.strip() for line in typed.splitlines() if line.strip())
@@ -71,7 +72,7 @@ class SettingsState(FormState, rx.State):
         store = ProjectSettingsStore(db.engine())
         (filters, scrubbing), quotas, maps, dropped = await anyio.to_thread.run_sync(
             lambda: (store.read(project_id), store.quotas(project_id), store.sourcemaps(project_id),
-                     store.dropped(project_id)))
+                     InboxReader(db.engine()).dropped(project_id)))
         self.dropped = {name: dropped.get(name, 0) for name in LABELS}
         # A maintainer's form keeps what they typed until saved; a viewer sees the settings as stored.
         if self.read_for != self.project or not self.may_change:

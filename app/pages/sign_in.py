@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app import routes
 from app.components.layout import layout
+from app.components.page import page_at
 from app.inbox.api import SIGN_IN, SIGN_OUT
 
 TITLE = "Sign in · Lookout"
@@ -28,6 +30,7 @@ class SignInState(rx.State):
         self.problem = PROBLEMS.get(query.get("problem", ""), "").format(minutes=minutes if minutes.isdigit() else "15")
 
 
+@page_at(routes.SIGN_IN, TITLE, on_load=SignInState.load)
 def page() -> rx.Component:
     return layout(
         rx.heading("Sign in", size="7", id="page-title"),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from app import routes
 from app.components.forms import native_select, outcome, read_only, rows_table, token_row
-from app.components.layout import layout
-from app.components.refused import unless_refused
+from app.components.page import page_at
 from app.pages import tokens_api
 from app.pages.tokens_api_state import ApiTokensState
 from app.pages.tokens_state import TokensState, UploadTokenRow
@@ -58,25 +58,20 @@ def secret_once() -> rx.Component:
     )
 
 
+@page_at(routes.TOKENS, TITLE, on_load=ON_LOAD, state=TokensState, heading="Upload tokens")
 def page() -> rx.Component:
-    return layout(
-        rx.heading("Upload tokens", size="7", id="page-title"),
-        unless_refused(
-            TokensState,
-            rx.vstack(
-                rx.text("Tokens let sentry-cli and the bundler plugins upload a project's source maps, and "
-                        "nothing else.", size="2"),
-                read_only(TokensState, "You can see the tokens; only a maintainer can make or revoke them.",
-                          "tokens-readonly"),
-                outcome(TokensState, "tokens-error", "tokens-notice"),
-                rx.cond(TokensState.secret_once != "", secret_once()),
-                rx.cond(TokensState.may_change, create_form()),
-                tokens_table(),
-                rx.cond(TokensState.read & (TokensState.tokens.length() == 0),
-                        rx.text("No upload token yet.", size="2", id="tokens-none")),
-                rx.divider(),
-                tokens_api.section(),
-                width="100%", spacing="3",
-            ),
-        ),
+    return rx.vstack(
+        rx.text("Tokens let sentry-cli and the bundler plugins upload a project's source maps, and "
+                "nothing else.", size="2"),
+        read_only(TokensState, "You can see the tokens; only a maintainer can make or revoke them.",
+                  "tokens-readonly"),
+        outcome(TokensState, "tokens-error", "tokens-notice"),
+        rx.cond(TokensState.secret_once != "", secret_once()),
+        rx.cond(TokensState.may_change, create_form()),
+        tokens_table(),
+        rx.cond(TokensState.read & (TokensState.tokens.length() == 0),
+                rx.text("No upload token yet.", size="2", id="tokens-none")),
+        rx.divider(),
+        tokens_api.section(),
+        width="100%", spacing="3",
     )

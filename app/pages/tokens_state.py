@@ -20,7 +20,7 @@ from app import db, routes
 from app.console.form_state import choice_of, is_row_id, project_of
 from app.console.secret_once import SecretOnceState
 from app.console.state import ago
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.settings import SETTINGS
 from app.sourcemaps.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settings_text, upload_url
 

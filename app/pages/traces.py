@@ -17,9 +17,8 @@ import anyio.to_thread
 import reflex as rx
 
 from app import routes
-from app.components.layout import layout
 from app.components.log_rows import log_row
-from app.components.refused import unless_refused
+from app.components.page import page_at
 from app.components.words import count_of
 from app.console.state import ConsoleState, ago, bounded, trace_reader
 from app.inbox.search import SearchError
@@ -122,33 +121,28 @@ def trace_list_row(row: rx.Var[TraceRow]) -> rx.Component:
     )
 
 
+@page_at(routes.TRACES, TITLE, on_load=TracesState.load, state=TracesState, heading="Traces")
 def page() -> rx.Component:
-    return layout(
-        rx.heading("Traces", size="7", id="page-title"),
-        unless_refused(
-            TracesState,
-            rx.vstack(
-                rx.hstack(
-                    rx.input(placeholder="environment:production release:1.2 GET /api", value=TracesState.search,
-                             on_change=TracesState.set_search.debounce(300), width="24em", id="traces-search"),
-                    filter_selects(TracesState, "traces"),
-                    rx.text(count_of(TracesState.total, "trace"), id="traces-total"),
-                    align="center", spacing="3", wrap="wrap",
-                ),
-                rx.cond(TracesState.problem != "", rx.callout(TracesState.problem, color_scheme="orange", id="traces-problem")),
-                rx.table.root(
-                    rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in (
-                        "Trace", "Operation", "Duration", "Transactions", "Status", "Received")])),
-                    rx.table.body(rx.foreach(TracesState.rows, trace_list_row)),
-                    width="100%", id="traces-table",
-                ),
-                rx.cond(TracesState.searched & (TracesState.total == 0) & (TracesState.problem == ""), rx.text(
-                    "No traces match. Clear the search or the filters; a page load in the browser, an event "
-                    "the backend handles or another app's transaction shows up here.",
-                    size="2", color_scheme="gray", id="traces-empty")),
-                width="100%",
-            ),
+    return rx.vstack(
+        rx.hstack(
+            rx.input(placeholder="environment:production release:1.2 GET /api", value=TracesState.search,
+                     on_change=TracesState.set_search.debounce(300), width="24em", id="traces-search"),
+            filter_selects(TracesState, "traces"),
+            rx.text(count_of(TracesState.total, "trace"), id="traces-total"),
+            align="center", spacing="3", wrap="wrap",
         ),
+        rx.cond(TracesState.problem != "", rx.callout(TracesState.problem, color_scheme="orange", id="traces-problem")),
+        rx.table.root(
+            rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in (
+                "Trace", "Operation", "Duration", "Transactions", "Status", "Received")])),
+            rx.table.body(rx.foreach(TracesState.rows, trace_list_row)),
+            width="100%", id="traces-table",
+        ),
+        rx.cond(TracesState.searched & (TracesState.total == 0) & (TracesState.problem == ""), rx.text(
+            "No traces match. Clear the search or the filters; a page load in the browser, an event "
+            "the backend handles or another app's transaction shows up here.",
+            size="2", color_scheme="gray", id="traces-empty")),
+        width="100%",
     )
 
 
@@ -181,23 +175,18 @@ def trace_error(row: rx.Var[dict[str, str]]) -> rx.Component:
     )
 
 
+@page_at(routes.TRACE, TRACE_TITLE, on_load=TraceState.load, state=TraceState, heading="Trace", heading_size="6",
+         back=(routes.TRACES, "← Traces"))
 def trace_page() -> rx.Component:
-    return layout(
-        rx.link("← Traces", href=routes.TRACES),
-        rx.heading("Trace", size="6", id="page-title"),
-        unless_refused(
-            TraceState,
-            rx.vstack(
-                rx.code(TraceState.trace_id, id="trace-id"),
-                rx.cond(TraceState.rows.length() == 0, rx.text("No transactions of this trace are stored.")),
-                rx.vstack(rx.foreach(TraceState.rows, waterfall_row), width="100%", spacing="1", id="waterfall"),
-                rx.heading("Errors in this trace", size="4", margin_top="1em"),
-                rx.cond(TraceState.errors.length() == 0, rx.text("No error of this trace is stored.", size="2")),
-                rx.table.root(rx.table.body(rx.foreach(TraceState.errors, trace_error)), width="100%", id="trace-errors"),
-                rx.heading("Log lines of this trace", size="4", margin_top="1em"),
-                rx.cond(TraceState.logs.length() == 0, rx.text("No log line of this trace is stored.", size="2")),
-                rx.table.root(rx.table.body(rx.foreach(TraceState.logs, log_row)), width="100%", id="trace-logs"),
-                width="100%", spacing="2",
-            ),
-        ),
+    return rx.vstack(
+        rx.code(TraceState.trace_id, id="trace-id"),
+        rx.cond(TraceState.rows.length() == 0, rx.text("No transactions of this trace are stored.")),
+        rx.vstack(rx.foreach(TraceState.rows, waterfall_row), width="100%", spacing="1", id="waterfall"),
+        rx.heading("Errors in this trace", size="4", margin_top="1em"),
+        rx.cond(TraceState.errors.length() == 0, rx.text("No error of this trace is stored.", size="2")),
+        rx.table.root(rx.table.body(rx.foreach(TraceState.errors, trace_error)), width="100%", id="trace-errors"),
+        rx.heading("Log lines of this trace", size="4", margin_top="1em"),
+        rx.cond(TraceState.logs.length() == 0, rx.text("No log line of this trace is stored.", size="2")),
+        rx.table.root(rx.table.body(rx.foreach(TraceState.logs, log_row)), width="100%", id="trace-logs"),
+        width="100%", spacing="2",
     )

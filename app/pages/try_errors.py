@@ -12,6 +12,7 @@ import sqlalchemy
 
 from app import db, routes
 from app.components.layout import layout
+from app.components.page import page_at
 from app.console.state import bounded
 
 logger = logging.getLogger(__name__)
@@ -181,6 +182,7 @@ def case_button(element_id: str, label: str, javascript: str) -> rx.Component:
     )
 
 
+@page_at(routes.TRY, TITLE, on_load=TryState.load)
 def page() -> rx.Component:
     return layout(
         rx.heading("Try it", size="7", id="page-title"),
@@ -221,6 +223,7 @@ class SlowState(rx.State):
         self.loaded = True
 
 
+@page_at(routes.TRY_SLOW, SLOW_TITLE, on_load=SlowState.load)
 def slow_page() -> rx.Component:
     return layout(
         rx.heading("A slow page", size="7", id="page-title"),

@@ -9,7 +9,7 @@ build's stored maps.
 A frame names only a path: the module is read from this app's own dev server
 (`http://localhost:<frontend port>`, from Reflex's config), never from a host named in an event.
 Another app's dev server is read only for a project that lists its origin (`ModuleReader`, asked by
-app/sourcemaps/symbolicate.py; the setting: app/ingest/sourcemap_settings.py), with the same bounds;
+app/sourcemaps/symbolicate.py; the setting: app/projects/sourcemap_settings.py), with the same bounds;
 its Python pages are the ones its modules declare (app/sourcemaps/declared_pages.py).
 Refused without a request: a URL or `//host/...`, a `.`/`..` segment, Vite's internal `/@...` paths,
 anything not named like a JavaScript module, and an origin not on loopback (`off_loopback`: a dev

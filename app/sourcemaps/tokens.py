@@ -28,7 +28,7 @@ import sqlalchemy
 from sqlalchemy import insert, select, update
 
 from app import db
-from app.inbox.projects import PROJECTS
+from app.projects.registry import PROJECTS
 from app.protocol.bearer import (
     MAX_HEADER_CHARS as MAX_HEADER_CHARS,  # re-exported: callers of this module name it here
     MAX_LABEL_CHARS,
@@ -97,7 +97,7 @@ class Tokens:
         now = self.clock()
         with self.engine.begin() as connection:
             if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
-                raise ValueError(f"There is no project {project_id}: `python -m app.inbox.projects list` shows them.")
+                raise ValueError(f"There is no project {project_id}: `python -m app.projects.registry list` shows them.")
             token_id = db.inserted_id(connection.execute(insert(TOKENS).values(
                 project_id=project_id, label=label, prefix=secret[:8], token_sha256=digest(secret),
                 created_at=now, created_by=created_by[:MAX_LABEL_CHARS],
@@ -162,7 +162,7 @@ def project_id_of(engine: sqlalchemy.Engine, text: str) -> int:
         return found[0]
     if found:
         raise ValueError(f"Several projects are named {text!r} ({', '.join(map(str, found))}): give its id.")
-    raise ValueError(f"There is no project {text!r}: `python -m app.inbox.projects list` shows them.")
+    raise ValueError(f"There is no project {text!r}: `python -m app.projects.registry list` shows them.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     add = commands.add_parser("add", help="make an upload token for a project and print it, once")
-    add.add_argument("project", help="the project's id or name (python -m app.inbox.projects list)")
+    add.add_argument("project", help="the project's id or name (python -m app.projects.registry list)")
     add.add_argument("--label", default="", help="what the token is for, e.g. the app or CI job using it")
     add.add_argument("--url", default="", help="the address sentry-cli reaches Lookout at, for the printed "
                                                f"settings (default: LOOKOUT_PUBLIC_URL, else {LOCAL_URL})")

@@ -33,7 +33,7 @@ import sqlalchemy
 from sqlalchemy import func, insert, select, update
 
 from app import db
-from app.inbox.projects import PROJECTS
+from app.projects.registry import PROJECTS
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.artifact_bundle import ArtifactBundle, ArtifactBundleError, Limits, open_bundle
 from app.sourcemaps.chunks import ChunkStore

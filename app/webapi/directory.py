@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.inbox import activity, releases
-from app.inbox.projects import Projects
 from app.inbox.search import SearchError, parse
+from app.projects.registry import Projects
 from app.webapi import lookup, paging, shapes
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest

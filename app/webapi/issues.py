@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.inbox.bulk import MAX_ISSUES, Action
-from app.inbox.projects import Projects
 from app.inbox.search import Found, parse
 from app.inbox.search.engine import MAX_HITS
 from app.inbox.tables import ISSUES, chunks
+from app.projects.registry import Projects
 from app.webapi import changes, lookup, paging
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest

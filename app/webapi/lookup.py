@@ -15,7 +15,7 @@ from sqlalchemy import select
 from app.inbox import activity
 from app.inbox.search import IssueSearch
 from app.inbox.short_ids import MAX_ISSUE_ID, parse_short_id
-from app.inbox.tables import PROJECTS
+from app.projects.tables import PROJECTS
 
 SLUG = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 NUMBER = re.compile(r"[0-9]{1,18}")  # an id in a path or a parameter (ASCII digits: int() takes others too)

@@ -11,8 +11,8 @@ import httpx
 import pytest
 import sqlalchemy
 
+from plugin_support.host_app import HostApp
 from reflex_lookout import Monitoring, runtime
-from tests.monitoring.host_app import HostApp
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 

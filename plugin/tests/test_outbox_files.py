@@ -1,6 +1,6 @@
 """Nothing readable of a delivered envelope stays in the outbox's files (issue 35): the plugin's
 runtime on a real SQLite outbox (`outbox_engine`), its tunnel taking an envelope over ASGI and its
-forwarder delivering it to a real upstream on 127.0.0.1 (tests/monitoring/upstream.py).
+forwarder delivering it to a real upstream on 127.0.0.1 (plugin/tests/plugin_support/upstream.py).
 
 The files are read as the running code leaves them: nothing here checkpoints, vacuums or flushes."""
 
@@ -23,11 +23,11 @@ import httpx
 import pytest
 import sqlalchemy
 
+from plugin_support.upstream import Upstream
 from reflex_lookout import runtime
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.outbox_writer import OutboxWriter
 from reflex_lookout.settings import Dsn, MonitoringSettings
-from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio
 FILES = ("outbox.db", "outbox.db-wal", "outbox.db-shm")

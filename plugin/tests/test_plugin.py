@@ -80,7 +80,9 @@ def test_each_page_gets_the_sdk_wrap_and_the_head_gets_config_and_loader_first_o
     assert browser.CONFIG_ELEMENT_ID in str(app.head_components[0])
 
 
-def test_each_route_module_declares_its_python_page() -> None:
+def test_each_route_module_declares_its_python_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Reflex runs in the app's folder: here, the folder above plugin/ (whichever folder pytest runs in).
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
     plugin, page = Monitoring(dsn=DSN), FakePage()
     plugin.compile_page(page, page=Unevaluated(index), compile_context=FakeCompile(FakeApp()))
     [line] = page.module_code

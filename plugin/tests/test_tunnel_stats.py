@@ -15,10 +15,10 @@ import pytest
 from reflex.app import App
 from starlette.applications import Starlette
 
+from plugin_support.host_app import HostApp
+from plugin_support.sql_log import outbox_depth_queries
 from reflex_lookout import Monitoring, runtime
 from reflex_lookout.tunnel import Tunnel
-from tests.monitoring.host_app import HostApp
-from tests.sql_log import outbox_depth_queries
 
 pytestmark = pytest.mark.anyio
 DSN = "http://3f2a@127.0.0.1:3000/2"

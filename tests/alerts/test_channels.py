@@ -11,8 +11,8 @@ from app import db
 from app.alerts import channels
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.settings import Settings
+from plugin_support.concurrency import all_at_once
 from reflex_lookout.settings import SettingsError
-from tests.concurrency import all_at_once
 
 CHANNELS = channels.CHANNELS
 DELIVERIES = channels.DELIVERIES

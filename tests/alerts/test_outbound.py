@@ -13,11 +13,11 @@ from reflex_base import otel
 from app.alerts.alert import ERROR_BYTES, Outgoing
 from app.alerts.outbound import OutboundPolicy, Resolver, non_global_kind, post, url_problem
 from app.settings import Settings
+from plugin_support.helpers import CapturingTransport
 from reflex_lookout import event_tracing, server
 from tests.alerts.certificates import certificate
 from tests.alerts.receivers import WebhookReceiver
 from tests.environment import LOCAL_ENV
-from tests.monitoring.helpers import CapturingTransport
 
 pytestmark = pytest.mark.anyio
 

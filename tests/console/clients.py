@@ -25,7 +25,7 @@ from app.console.accounts import COOKIE, Accounts, Viewer
 from app.console.state import ConsoleState
 from app.ingest.store import InboxStore
 from app.settings import SETTINGS
-from tests.monitoring.envelopes import build
+from plugin_support.envelopes import build
 
 STRANGER = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000"}}
 

@@ -1,5 +1,5 @@
 """The DSN of the app under test's own inbox: its key is random per install and kept in the app's
-database (app/inbox/projects.py), so tests read it there, as the app's pages do when they are built."""
+database (app/projects/registry.py), so tests read it there, as the app's pages do when they are built."""
 
 from __future__ import annotations
 

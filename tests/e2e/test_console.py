@@ -11,11 +11,11 @@ import httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError, Page, expect
 
+from plugin_support.envelopes import build
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import VIEWER, open_page, submit_sign_in
 from tests.e2e.local_dsn import local_dsn
 from tests.e2e.triage import issues_of
-from tests.monitoring.envelopes import build
 from tests.netns import Namespace
 
 

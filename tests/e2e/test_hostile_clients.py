@@ -25,11 +25,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from plugin_support.envelopes import assemble
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.helpers import LOG_DIR, _copy_project, started_app
 from tests.e2e.hostile_transcript import Transcript
 from tests.e2e.local_dsn import local_dsn
-from tests.monitoring.envelopes import assemble
 from tests.netns import Namespace
 
 EVIL = "https://evil.example"

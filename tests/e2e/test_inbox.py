@@ -10,10 +10,10 @@ import time
 import httpx
 from playwright.sync_api import Page, expect
 
+from plugin_support.envelopes import build
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import inbox_event, open_page
 from tests.e2e.local_dsn import local_dsn
-from tests.monitoring.envelopes import build
 
 
 def test_browser_and_backend_errors_become_issues_in_the_inbox(app_server: AppServer, page: Page) -> None:

@@ -75,7 +75,7 @@ def shop(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> Ite
     assert "//# debugId=" in (assets / "shop.js").read_text()
 
     host = app_server.url.removeprefix("http://")
-    dsn = lookout_cli(app_server, "app.inbox.projects", "--host", host, "add", "demo-shop").strip()
+    dsn = lookout_cli(app_server, "app.projects.registry", "--host", host, "add", "demo-shop").strip()
     project_id = dsn.rsplit("/", 1)[1]
     token = re.search(r"\b[0-9a-f]{64}\b", lookout_cli(app_server, "app.sourcemaps.tokens", "add", "demo-shop"))[0]
     (root / "dist" / "index.html").write_text(PAGE.format(dsn=dsn))

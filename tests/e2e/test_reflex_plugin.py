@@ -34,9 +34,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser
 
-from app.inbox.project_settings import ProjectSettingsStore
-from app.inbox.projects import Projects
-from app.ingest.sourcemap_settings import SourceMapSettings
+from app.projects.registry import Projects
+from app.projects.settings_store import ProjectSettingsStore
+from app.projects.sourcemap_settings import SourceMapSettings
 from app.sourcemaps.tokens import Tokens
 from tests.e2e.other_reflex_app import (
     APP_NAME,

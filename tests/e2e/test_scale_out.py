@@ -18,11 +18,11 @@ import sqlalchemy
 from playwright.sync_api import Page, expect
 
 from app.console.accounts import hash_password
+from plugin_support.envelopes import error_event
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import LOG_DIR, VIEWER, VIEWER_PASSWORD
 from tests.e2e.local_dsn import local_dsn
 from tests.e2e.triage import drive_triage
-from tests.monitoring.envelopes import error_event
 from tests.services import Postgres, Redis, children
 
 WORKERS = 2

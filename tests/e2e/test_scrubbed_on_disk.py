@@ -43,10 +43,10 @@ import sentry_sdk
 from playwright.sync_api import Page, expect
 from sentry_sdk.scrubber import EventScrubber
 
+from plugin_support.envelopes import build
 from reflex_lookout.settings import Dsn
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import inbox_event
-from tests.monitoring.envelopes import build
 
 POLL_S = 0.02  # between two reads of every file
 WAIT_MS = 20_000  # for an answer of the app, on a machine busy with other work

@@ -5,10 +5,10 @@ import re
 import httpx
 from playwright.sync_api import Page, expect
 
+from plugin_support.envelopes import error_event
 from reflex_lookout.tunnel import STATS_MAX_AGE_S
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.local_dsn import local_dsn
-from tests.monitoring.envelopes import error_event
 
 
 def test_tunnel_accepts_local_envelopes_and_the_home_page_counts_them(app_server: AppServer, page: Page) -> None:

@@ -14,10 +14,10 @@ from urllib.parse import parse_qs, quote, urlsplit
 import httpx
 from playwright.sync_api import Locator, Page, expect
 
+from plugin_support.envelopes import build
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import VIEWER
 from tests.e2e.local_dsn import local_dsn
-from tests.monitoring.envelopes import build
 
 WAIT_MS = 20_000  # for an answer of the app, on a machine busy with the other test processes
 

@@ -13,7 +13,7 @@ from app.console.accounts import COOKIE, Accounts, Viewer
 from app.inbox import api
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
-from tests.concurrency import Peak
+from plugin_support.concurrency import Peak
 from tests.factories import error, event_envelope
 
 pytestmark = pytest.mark.anyio

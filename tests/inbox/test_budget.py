@@ -10,10 +10,10 @@ import uuid
 from app.inbox.budget import InboxBudget
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import big_error, feed, held_bytes, local_rows, query, titles
-from tests.monitoring.envelopes import build
 
 
 def test_a_budget_is_kept_even_when_every_issue_has_one_huge_event(inbox: InboxStore) -> None:

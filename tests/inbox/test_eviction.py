@@ -12,10 +12,10 @@ from app.inbox.eviction import delete_events, delete_issues, stored_bytes
 from app.inbox.tables import LOGS
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, local_rows, query
-from tests.monitoring.envelopes import build
 
 
 def test_a_deleted_issue_takes_its_events_envelopes_feedback_and_history_and_nothing_else(inbox: InboxStore) -> None:

@@ -12,10 +12,10 @@ from app.inbox import states
 from app.inbox.reading import InboxReader
 from app.inbox.triage import Triage
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, query, sentry_sdk_envelopes, store_all
-from tests.monitoring.envelopes import build
 
 
 def cart() -> None:

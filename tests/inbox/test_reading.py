@@ -13,10 +13,10 @@ from app.inbox.reading import InboxReader, TraceReader
 from app.inbox.tables import LOGS
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope
-from tests.monitoring.envelopes import build
 
 # Stored before the inbox refused such documents (or written by hand): each is its own problem when
 # read back, never the page's. Python's decoder raised RecursionError on the first.

@@ -11,11 +11,11 @@ from app.inbox.reading import InboxReader
 from app.inbox.retention import DAY, Caps, Retention
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import envelope
 from tests.environment import LOCAL_DSN
 from tests.factories import big_error, error, event_envelope, held_bytes, local_rows, query, titles
-from tests.monitoring.envelopes import build
 
 
 def add(inbox: InboxStore, value: str, count: int, at: float = 1000.0) -> list[str]:

@@ -10,9 +10,9 @@ import sqlalchemy
 from app.inbox import states
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, query
-from tests.monitoring.envelopes import build
 
 
 def issue_of(inbox: InboxStore, **event: object) -> int:

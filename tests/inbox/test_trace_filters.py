@@ -12,9 +12,9 @@ import pytest
 from app.inbox.reading import FACET_VALUES, TraceReader
 from app.inbox.search import SearchError
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
-from tests.monitoring.envelopes import build
 
 SHOP_DSN = "http://shopkey@localhost/2"
 # (DSN, environment, release) of each transaction and log line, in the order they arrive; the last sends neither.

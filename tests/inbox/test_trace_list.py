@@ -14,9 +14,9 @@ import pytest
 from app.inbox import reading
 from app.inbox.reading import TraceReader
 from app.ingest.store import InboxStore
+from plugin_support.envelopes import build
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
-from tests.monitoring.envelopes import build
 
 SHOP_DSN = "http://shopkey@localhost/2"
 PAGE_VIEW, CHECKOUT = uuid.uuid4().hex, uuid.uuid4().hex

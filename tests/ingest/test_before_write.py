@@ -11,12 +11,12 @@ import sqlalchemy
 
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
+from plugin_support.envelopes import assemble, build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import envelope
 from reflex_lookout.scrubbing.envelope import FILTERED_BY, SCRUBBED
 from tests.factories import error, query
 from tests.ingest.helpers import http, in_inbox
-from tests.monitoring.envelopes import assemble, build
 
 pytestmark = pytest.mark.anyio
 CRAWLER = "Googlebot/2.1 (+http://www.google.com/bot.html)"

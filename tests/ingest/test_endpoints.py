@@ -13,6 +13,7 @@ import sqlalchemy
 from app.ingest.endpoints import Ingest
 from app.ingest.store import InboxStore
 from app.settings import Settings
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
@@ -20,7 +21,6 @@ from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.factories import error
 from tests.ingest.helpers import http, in_inbox
-from tests.monitoring.envelopes import build
 
 pytestmark = pytest.mark.anyio
 

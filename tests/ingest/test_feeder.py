@@ -12,6 +12,7 @@ import sqlalchemy
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
 from app.settings import Settings
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
@@ -19,7 +20,6 @@ from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, error, event_envelope, local_row, query, statuses
-from tests.monitoring.envelopes import build
 
 # A trigger that refuses events whose title has "poison" in it, as a constraint would.
 REFUSING_TRIGGER = {

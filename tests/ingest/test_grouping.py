@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.ingest.grouping import group, normalise
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 
 
 def error(kind: str, value: str, *frames: tuple[str, str, bool]) -> dict[str, Any]:

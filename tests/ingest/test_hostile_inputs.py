@@ -22,13 +22,13 @@ from app.ingest.endpoints import Ingest
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
 from app.settings import Settings
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tables import OUTBOX
 from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_ENV
-from tests.monitoring.envelopes import build
 
 SETTINGS = Settings.from_env(LOCAL_ENV)
 DSN = str(SETTINGS.local_dsn)

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import sentry_sdk
 
-from app.ingest.filter_settings import LABELS, FilterSettings
 from app.ingest.inbound_filters import dropped_by
+from app.projects.filter_settings import LABELS, FilterSettings
+from plugin_support.envelopes import SAMPLES
 from reflex_lookout.protocol import envelope
 from tests.factories import NO_FILTERS, error, sentry_sdk_envelopes
-from tests.monitoring.envelopes import SAMPLES
 
 DEFAULTS = FilterSettings()
 OLD_FIREFOX = "glitchtip/dotnet_divide_zero.json"  # Firefox 76, a .NET page on http://localhost:5000/

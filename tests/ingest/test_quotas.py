@@ -11,10 +11,10 @@ import pytest
 import sqlalchemy
 from sqlalchemy import select
 
-from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.tables import QUOTA_COUNTS
-from app.ingest.quota_settings import QuotaSettings
 from app.ingest.quotas import SHARE, Quotas, events_in
+from app.projects.quota_settings import QuotaSettings
+from app.projects.settings_store import ProjectSettingsStore
 from reflex_lookout.protocol.asgi import Refused
 from tests.environment import LOCAL_DSN
 from tests.ingest.helpers import Clock, sqlite_inbox

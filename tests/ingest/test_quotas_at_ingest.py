@@ -15,13 +15,14 @@ import httpx
 import pytest
 import sentry_sdk
 
-from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.endpoints import Ingest
-from app.ingest.quota_settings import QuotaSettings
 from app.ingest.quotas import Quotas
 from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
+from app.projects.quota_settings import QuotaSettings
+from app.projects.settings_store import ProjectSettingsStore
 from app.settings import Settings
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
@@ -30,7 +31,6 @@ from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_DSN
 from tests.factories import error
 from tests.ingest.helpers import Clock, http, in_inbox, not_found, served, sqlite_inbox
-from tests.monitoring.envelopes import build
 
 pytestmark = pytest.mark.anyio
 HOUR = 3600 * 470_000

@@ -22,12 +22,12 @@ from sentry_relay.processing import pii_strip_event
 from sentry_sdk.envelope import Envelope as SdkEnvelope
 from sentry_sdk.transport import Transport
 
+from plugin_support.envelopes import SAMPLE_PATHS
 from reflex_lookout.protocol import envelope
 from reflex_lookout.scrubbing.envelope import scrub_envelope
 from reflex_lookout.scrubbing.prefilter import holds_nothing_to_scrub
 from reflex_lookout.scrubbing.relay import LOG_BODIES, SCRUBBED_ITEM_TYPES, SESSIONS, messages_of, pii_config, scrub_item
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from tests.monitoring.envelopes import SAMPLE_PATHS
 
 DEFAULTS = ScrubbingSettings()
 CARD, IBAN = "4111 1111 1111 1111", "DE89370400440532013000"

@@ -12,10 +12,10 @@ import pytest
 from sentry_relay.processing import pii_strip_event
 
 from app.ingest.incoming import READ_ITEM_TYPES
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 from reflex_lookout.scrubbing import relay as scrubbing
 from reflex_lookout.scrubbing.relay import SCRUBBED_ITEM_TYPES, UnscrubbableItem, pii_config, scrub, scrub_item
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 
 ON = ScrubbingSettings()
 CARD = "4111 1111 1111 1111"

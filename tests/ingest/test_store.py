@@ -9,14 +9,14 @@ import pytest
 import sentry_sdk
 import sentry_sdk.logger
 
-from app.inbox.project_settings import ProjectSettingsStore
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
+from app.projects.settings_store import ProjectSettingsStore
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES, build
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, event_envelope, query, sentry_sdk_envelopes, store_all
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, build
 
 
 def test_every_sample_is_kept_with_its_title(inbox: InboxStore) -> None:

@@ -10,13 +10,14 @@ import json
 import pytest
 import sentry_sdk
 
-from app.inbox.project_settings import ProjectSettingsStore
-from app.ingest.filter_settings import FilterSettings
+from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
+from app.projects.filter_settings import FilterSettings
+from app.projects.settings_store import ProjectSettingsStore
+from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, error, event_envelope, feed, query, sentry_sdk_envelopes, statuses
-from tests.monitoring.envelopes import build
 
 STORED = ("inbox_event", "inbox_issue", "inbox_issue_tag", "inbox_grouphash", "inbox_transaction")
 
@@ -47,7 +48,7 @@ def test_a_filtered_event_is_never_stored_and_is_counted(inbox: InboxStore) -> N
     assert query(inbox, "select title from inbox_issue") == [("ValueError: in the release",)]
     # Counted in the database, under the first filter that matched (the canary's health check: its
     # release); another process (a new store) reads the same numbers.
-    assert ProjectSettingsStore(inbox.engine).dropped(1) == {"releases": 2, "health_checks": 1}
+    assert InboxReader(inbox.engine).dropped(1) == {"releases": 2, "health_checks": 1}
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # the counting is the test above's
@@ -60,7 +61,7 @@ def test_an_envelope_keeps_what_no_filter_drops(inbox: InboxStore) -> None:
     assert (result.filtered, result.events, result.feedback) == (1, 0, 1)
     inbox.ingest_envelope(event_envelope({"event_id": "b" * 32, "message": "hello"}))  # no agent: kept
     assert query(inbox, "select count(*) from inbox_event") == [(1,)]
-    assert ProjectSettingsStore(inbox.engine).dropped(1) == {"web_crawlers": 1}
+    assert InboxReader(inbox.engine).dropped(1) == {"web_crawlers": 1}
 
 
 
@@ -72,4 +73,4 @@ def test_through_the_outbox_a_filtered_event_is_read_counted_and_not_stored(inbo
     feed(outbox, inbox, [crawler, error("'cart'")], at=100.0)
     assert statuses(inbox.engine) == [(READ, ""), (READ, "")]
     assert query(inbox, "select count(*), sum(event_count) from inbox_issue") == [(1, 1)]
-    assert ProjectSettingsStore(inbox.engine).dropped(1) == {"web_crawlers": 1}
+    assert InboxReader(inbox.engine).dropped(1) == {"web_crawlers": 1}

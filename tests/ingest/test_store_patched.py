@@ -20,11 +20,11 @@ from app.ingest.store import InboxStore
 from app.ingest.user_agent import fill_from_user_agent
 from app.sourcemaps.event_patch import PREFIX, SENT_KEY
 from app.sourcemaps.symbolicate import Symbolicator
+from plugin_support.envelopes import build as envelope_of
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import event_envelope, local_row, query
-from tests.monitoring.envelopes import build as envelope_of
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps
 
 FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0"

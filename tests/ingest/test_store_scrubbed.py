@@ -26,12 +26,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from app.inbox.project_settings import ProjectSettingsStore
 from app.inbox.reading import InboxReader
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.ingest.user_agent import fill_from_user_agent
+from app.projects.settings_store import ProjectSettingsStore
+from plugin_support.envelopes import SAMPLE_PATHS, build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import encodings, envelope
 from reflex_lookout.scrubbing.relay import scrub
@@ -39,7 +40,6 @@ from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, local_row, query, statuses
 from tests.ingest.helpers import http, served
-from tests.monitoring.envelopes import SAMPLE_PATHS, build
 
 # The bytes of a SQLite file are under test: SQLite only.
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -11,13 +11,13 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.inbox.project_settings import ProjectSettingsStore
-from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.feeder import InboxFeeder
-from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
 from app.presentation.stack import stack_rows
+from app.projects.registry import Projects
+from app.projects.settings_store import ProjectSettingsStore
+from app.projects.sourcemap_settings import SourceMapSettings
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.own_build import SENTRY_CLI

@@ -21,11 +21,11 @@ from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from app.presentation.contexts import context_rows
 from app.presentation.tags import tag_rows
+from plugin_support.envelopes import SAMPLES
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.scrubbing.relay import scrub
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.factories import event_envelope, local_row, query, sentry_sdk_envelopes, store_all
-from tests.monitoring.envelopes import SAMPLES
 
 # sentry.javascript.browser's event, its request's only header a Firefox on Linux.
 BROWSER_SAMPLE = SAMPLES / "bugsink" / "uglifyjs-minified-sourcemaps-in-bundle.json"

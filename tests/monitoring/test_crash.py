@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from plugin_support.envelopes import error_event
+from plugin_support.helpers import until
+from plugin_support.upstream import Upstream
 from tests.e2e.app_server import ROOT
-from tests.monitoring.envelopes import error_event
-from tests.monitoring.helpers import until
-from tests.monitoring.upstream import Upstream
 from tests.services import free_port
 
 pytestmark = pytest.mark.anyio

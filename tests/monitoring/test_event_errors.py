@@ -14,9 +14,9 @@ from reflex.state import State
 from reflex_base.event.processor.base_state_processor import process_event
 
 from app.settings import Settings
+from plugin_support.helpers import CapturingTransport
 from reflex_lookout import event_errors, server
 from tests.environment import LOCAL_ENV
-from tests.monitoring.helpers import CapturingTransport
 
 
 @pytest.fixture

@@ -27,11 +27,11 @@ from reflex_base.event.processor.base_state_processor import process_event
 from app.pages.issues_state import IssuesState
 from app.pages.try_errors import TryState
 from app.settings import Settings
+from plugin_support.helpers import CapturingTransport
+from plugin_support.upstream import Upstream
 from reflex_lookout import event_errors, event_tracing, server
 from tests.console.clients import LOOPBACK, STRANGER, client_state, console_database, run
 from tests.environment import LOCAL_ENV
-from tests.monitoring.helpers import CapturingTransport
-from tests.monitoring.upstream import Upstream
 
 BROWSER_TRACE, BROWSER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 ATTRIBUTES = {

@@ -11,11 +11,11 @@ import sentry_sdk
 import sqlalchemy
 from reflex_base import otel
 
-from app.inbox.projects import settle_local_dsn
+from app.projects.registry import settle_local_dsn
 from app.settings import Settings
+from plugin_support.helpers import CapturingTransport
 from reflex_lookout import browser, event_tracing, server
 from tests.environment import LOCAL_ENV
-from tests.monitoring.helpers import CapturingTransport
 
 
 def test_options_come_from_the_same_settings_as_the_browser(engine: sqlalchemy.Engine) -> None:

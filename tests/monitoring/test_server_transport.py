@@ -11,13 +11,13 @@ import sentry_sdk
 import sqlalchemy
 
 from app.settings import Settings
+from plugin_support.helpers import accepted, sentry_settings, until
+from plugin_support.upstream import Upstream
 from reflex_lookout import server
 from reflex_lookout.outbox import LOCAL, PENDING, OutboxStore
 from reflex_lookout.server_transport import OutboxTransport
 from tests.e2e.captured import parse_envelope
 from tests.environment import LOCAL_ENV
-from tests.monitoring.helpers import accepted, sentry_settings, until
-from tests.monitoring.upstream import Upstream
 
 
 def rows(engine: sqlalchemy.Engine) -> list[tuple]:

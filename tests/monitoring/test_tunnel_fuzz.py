@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from starlette.testclient import TestClient
 
 from app.settings import Settings
+from plugin_support.envelopes import build, error_event
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_ENV
-from tests.monitoring.envelopes import build, error_event
 
 SETTINGS = Settings.from_env(LOCAL_ENV)
 LOCAL = str(SETTINGS.local_dsn)

@@ -32,8 +32,8 @@ import pytest
 
 from app import db
 from app.inbox.reading import InboxReader
+from plugin_support.envelopes import error_event, header_line
 from tests.e2e.app_server import ROOT
-from tests.monitoring.envelopes import error_event, header_line
 from tests.services import free_port
 
 pytestmark = pytest.mark.anyio

@@ -20,11 +20,11 @@ from app.alerts.rules import Rules
 from app.console import state as console
 from app.console.accounts import Accounts
 from app.console.state import REFUSED
-from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.models import Alert, AlertRules
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
+from app.projects.registry import Projects
 from reflex_lookout.settings import Dsn
 from tests.console.clients import LOOPBACK, STRANGER, client_state, persisted, run, shown, signed_in
 from tests.environment import LOCAL_DSN

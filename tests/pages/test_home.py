@@ -98,7 +98,7 @@ def test_the_console_sees_which_process_counted_the_figures(bundles: Path, monke
 def test_the_page_links_its_json_and_shows_commands_as_code_not_backticks() -> None:
     compiled = str(home.page())
     assert "`" not in compiled
-    assert 'jsx(RadixThemesCode,{},"python -m app.inbox.projects add NAME")' in compiled
+    assert 'jsx(RadixThemesCode,{},"python -m app.projects.registry add NAME")' in compiled
     opened = compiled.index('id:"stats-link"')
     # A document load: React Router's client-side navigation would show the 404 page for an API route.
     assert "ReactRouterLink,{reloadDocument:true," in compiled[opened:opened + 200]

@@ -20,8 +20,8 @@ from app.pages import issue
 from app.pages.issue_state import IssueState
 from app.presentation.stack import MINIFIED, ORIGINAL
 from app.settings import SETTINGS
+from plugin_support.envelopes import build
 from tests.console.clients import LOOPBACK, STRANGER, client_state, console_database, run, shown
-from tests.monitoring.envelopes import build
 
 MARKER = f"stack-{uuid.uuid4().hex}"
 

@@ -16,14 +16,15 @@ from sqlalchemy import insert, select
 
 from app import db
 from app.console.state import REFUSED
-from app.inbox.project_settings import FILTERED, ProjectSettingsStore
-from app.inbox.projects import Projects
-from app.inbox.tables import COUNTS, PROJECT_SETTINGS
-from app.ingest.filter_settings import LABELS, FilterSettings
-from app.ingest.quota_settings import QuotaSettings
-from app.ingest.sourcemap_settings import SourceMapSettings
+from app.inbox.tables import COUNTS
 from app.ingest.store import InboxStore
 from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, SettingsState
+from app.projects.filter_settings import LABELS, FilterSettings
+from app.projects.quota_settings import QuotaSettings
+from app.projects.registry import Projects
+from app.projects.settings_store import FILTERED, ProjectSettingsStore
+from app.projects.sourcemap_settings import SourceMapSettings
+from app.projects.tables import PROJECT_SETTINGS
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 from tests.console import clients

@@ -18,9 +18,9 @@ from app import db
 from app.console import secret_once, state as console
 from app.console.accounts import Accounts
 from app.console.state import REFUSED
-from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
+from app.projects.registry import Projects
 from app.sourcemaps.tables import TOKENS
 from app.sourcemaps.tokens import TokenRefused, Tokens
 from reflex_lookout.settings import Dsn

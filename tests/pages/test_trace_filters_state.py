@@ -16,14 +16,14 @@ import sqlalchemy
 
 from app import routes
 from app.console.state import REFUSED
-from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.pages.logs import LogsState
 from app.pages.trace_filters import ANY_ENVIRONMENT, ANY_PROJECT, ANY_RELEASE, TraceFilters, filters_url
 from app.pages.traces import TracesState
+from app.projects.registry import Projects
 from app.settings import SETTINGS
+from plugin_support.envelopes import build
 from tests.console.clients import LOOPBACK, MARKER, STRANGER, client_state, console_database, shown
-from tests.monitoring.envelopes import build
 
 ROUTES: dict[type[TraceFilters], str] = {TracesState: routes.TRACES, LogsState: routes.LOGS}
 HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 2**70, [1], {"id": 1}, "production' or '1'='1"]

@@ -13,8 +13,8 @@ from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
 from app.presentation import contexts
 from app.presentation.contexts import ContextRow, context_rows
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 from tests.factories import sentry_sdk_envelopes, store_all
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 
 BROWSER_EVENT = {
     "contexts": {

@@ -15,9 +15,9 @@ from sentry_sdk.integrations.logging import LoggingIntegration
 from sentry_sdk.integrations.stdlib import StdlibIntegration
 
 from app.presentation import event as present
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 from reflex_lookout.protocol import envelope
 from tests.factories import sentry_sdk_envelopes
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
 
 EVENT = {
     "breadcrumbs": {"values": [{"timestamp": 0, "category": "http", "data": {"url": "/x"}}]},

@@ -12,7 +12,7 @@ import pytest
 
 from app.presentation import stack as present_stack
 from app.presentation.stack import MINIFIED, ORIGINAL, stack_rows
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 
 PYTHON_EVENT = SAMPLES / "sentry" / "python-http-error.json"  # a sentry-python event: requests raised in app code
 

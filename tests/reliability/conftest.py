@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from tests.monitoring.upstream import Upstream
+from plugin_support.upstream import Upstream
 from tests.reliability.cluster import Tunnels
 from tests.services import Postgres
 

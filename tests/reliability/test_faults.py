@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 import pytest
 
+from plugin_support.envelopes import error_event
+from plugin_support.helpers import until
+from plugin_support.upstream import Upstream
 from reflex_lookout.forwarder import LANE_BATCH
-from tests.monitoring.envelopes import error_event
-from tests.monitoring.helpers import until
-from tests.monitoring.upstream import Upstream
 from tests.reliability.cluster import Outcome, Tunnels, post_all
 from tests.services import Postgres
 

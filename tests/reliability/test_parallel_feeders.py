@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
+from plugin_support.envelopes import error_event
+from plugin_support.helpers import until
 from reflex_lookout.protocol import envelope
-from tests.monitoring.envelopes import error_event
-from tests.monitoring.helpers import until
 from tests.pg_databases import Databases
 from tests.reliability.cluster import Outcome, Tunnels, post_all
 from tests.services import Postgres

@@ -14,9 +14,9 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app import db
-from app.inbox.projects import Projects
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
+from app.projects.registry import Projects
 from app.settings import Settings
 from app.sourcemaps import own_build
 from app.sourcemaps.tables import BUILDS, FILES

@@ -14,15 +14,15 @@ import sqlalchemy
 from sqlalchemy import func, select
 
 from app import db
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.settings import LOCAL_PROJECT_ID
 from app.sourcemaps import own_build
 from app.sourcemaps.library import MapLibrary, import_bundle, import_present
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import Tokens
+from plugin_support.concurrency import all_at_once
 from reflex_lookout.sourcemaps import bundle
 from reflex_lookout.sourcemaps.build_step import make_bundle
-from tests.concurrency import all_at_once
 from tests.sourcemaps import fake_bundles, real_build
 from tests.sourcemaps.artifact_zips import js_file, uploaded
 from tests.sourcemaps.fake_bundles import PAGE, ROUTE

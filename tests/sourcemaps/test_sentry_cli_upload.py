@@ -24,8 +24,8 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app import db
-from app.inbox.projects import Project, Projects
 from app.ingest.store import InboxStore
+from app.projects.registry import Project, Projects
 from app.sourcemaps.own_build import SENTRY_CLI
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import Tokens

@@ -15,7 +15,7 @@ import sqlalchemy
 from app.sourcemaps.map_cache import MapCache, parse
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.symbolicate import Symbolicator
-from tests.monitoring.envelopes import SAMPLE_PATHS
+from plugin_support.envelopes import SAMPLE_PATHS
 from tests.sourcemaps.reflex_like_build import COMPONENTS, PAGE, ROUTE, Build, Maps
 
 PYTHON_PAGE = {"module": PAGE.module, "function": PAGE.function, "file": PAGE.file, "line": PAGE.line}

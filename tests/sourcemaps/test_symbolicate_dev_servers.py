@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from app import db
-from app.inbox.project_settings import ProjectSettingsStore
-from app.inbox.projects import Projects
 from app.ingest.feeder import InboxFeeder
-from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
+from app.projects.registry import Projects
+from app.projects.settings_store import ProjectSettingsStore
+from app.projects.sourcemap_settings import SourceMapSettings
 from app.sourcemaps.dev_modules import DevModules, FirstFound, ModuleReader, inline_map
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.maps import StoredMap

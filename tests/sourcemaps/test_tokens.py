@@ -16,7 +16,7 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app import db
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.sourcemaps.tables import TOKENS
 from app.sourcemaps.tokens import MAX_HEADER_CHARS, TOUCH_EVERY_S, TokenRefused, TokenRow, Tokens, project_id_of
 
@@ -65,7 +65,7 @@ def test_a_token_for_no_project_or_with_a_bad_label_is_refused_with_a_sentence(
     engine: sqlalchemy.Engine, projects: list[int]
 ) -> None:
     tokens = Tokens(engine)
-    with pytest.raises(ValueError, match=r"^There is no project 9: `python -m app.inbox.projects list` shows them\.$"):
+    with pytest.raises(ValueError, match=r"^There is no project 9: `python -m app.projects.registry list` shows them\.$"):
         tokens.add(9)
     for label in ("x" * 101, "two\nlines"):
         with pytest.raises(ValueError, match="one line of at most 100 characters"):
@@ -160,8 +160,8 @@ def test_a_project_is_named_by_its_id_or_its_exact_name(engine: sqlalchemy.Engin
     Projects(engine).add("Twin")
     assert [project_id_of(engine, text) for text in ("1", " 2 ", "Lookout", "Billing")] == [1, 2, 1, 2]
     for text, sentence in (("Twin", "Several projects are named 'Twin' (3, 4): give its id."),
-                           ("billing", "There is no project 'billing': `python -m app.inbox.projects list` shows them."),
-                           ("9", "There is no project '9': `python -m app.inbox.projects list` shows them.")):
+                           ("billing", "There is no project 'billing': `python -m app.projects.registry list` shows them."),
+                           ("9", "There is no project '9': `python -m app.projects.registry list` shows them.")):
         with pytest.raises(ValueError) as caught:
             project_id_of(engine, text)
         assert str(caught.value) == sentence
@@ -214,7 +214,7 @@ def test_the_cli_names_what_it_cannot_find(tmp_path: Path) -> None:
     Projects(engine).local_dsn()
     unknown = cli(database, "add", "Nowhere")
     assert (unknown.returncode, unknown.stdout) == (2, "")
-    assert unknown.stderr == "There is no project 'Nowhere': `python -m app.inbox.projects list` shows them.\n"
+    assert unknown.stderr == "There is no project 'Nowhere': `python -m app.projects.registry list` shows them.\n"
     no_token = cli(database, "revoke", "7")
     assert (no_token.returncode, no_token.stderr) == (
         2, "There is no upload token 7: `python -m app.sourcemaps.tokens list` shows them.\n")

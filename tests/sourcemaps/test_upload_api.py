@@ -16,8 +16,8 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.inbox.projects import Projects
 from app.origin_guard import OriginGuard
+from app.projects.registry import Projects
 from app.settings import Settings
 from app.sourcemaps import upload_api
 from app.sourcemaps.chunks import ChunkStore

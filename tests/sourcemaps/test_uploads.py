@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy
 from sqlalchemy import func, select
 
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.settings import Settings
 from app.sourcemaps import uploads
 from app.sourcemaps.chunks import MAX_AGE_S, ChunkStore
@@ -23,7 +23,7 @@ from app.sourcemaps.map_bounds import MAX_LINES
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import TokenRow, Tokens
 from app.sourcemaps.uploads import Answer, UploadRefused, assemble, build_id
-from tests.concurrency import all_at_once
+from plugin_support.concurrency import all_at_once
 from tests.sourcemaps.artifact_zips import artifact_bundle, js_file, put_chunks, sha1
 from tests.sourcemaps.big_maps import newlines_map
 

@@ -17,9 +17,9 @@ from starlette.types import ASGIApp
 
 from app import db
 from app.console.accounts import Accounts
-from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
 from app.origin_guard import OriginGuard
+from app.projects.registry import Projects
 from app.sourcemaps import upload_api
 from app.webapi import routes
 from app.webapi.cors import WebApiCors

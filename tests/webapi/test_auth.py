@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy
 
 from app.console.accounts import Accounts
-from app.inbox.projects import Projects
+from app.projects.registry import Projects
 from app.protocol.bearer import MAX_HEADER_CHARS
 from app.sourcemaps.tokens import Tokens
 from app.webapi.auth import ApiAuthError, ApiCaller, authenticate, is_api_token

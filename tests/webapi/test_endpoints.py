@@ -14,8 +14,8 @@ import sentry_sdk
 import sqlalchemy
 from starlette.testclient import TestClient
 
-from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
+from app.projects.registry import Projects
 from app.sourcemaps.tokens import Tokens
 from app.webapi.tokens import ApiTokens
 from tests.factories import sentry_sdk_envelopes, store_all

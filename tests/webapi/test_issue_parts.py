@@ -17,8 +17,8 @@ import pytest
 import sqlalchemy
 from starlette.testclient import TestClient
 
-from app.inbox.projects import Projects
 from app.ingest.store import InboxStore
+from app.projects.registry import Projects
 from app.webapi.issue_parts import SCAN_PER_ROW
 from app.webapi.parts import HEAVY_AT_ONCE
 from tests.factories import error, event_envelope

@@ -10,7 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from app.console.accounts import COOKIE, Accounts, Viewer
-from tests.sql_log import statements
+from plugin_support.sql_log import statements
 from tests.webapi.inbox import Inbox, inbox, served
 
 ELSEWHERE = ("10.213.0.2", 40000)  # a peer on another machine (tests/netns.py's addresses)

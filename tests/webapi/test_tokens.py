@@ -25,7 +25,8 @@ from app.protocol.bearer import TOUCH_EVERY_S
 from app.sourcemaps.own_build import SENTRY_CLI
 from app.webapi.scopes import SCOPES, allowed_scopes
 from app.webapi.tokens import API_TOKENS, ApiCaller, ApiTokenRow, ApiTokens, scopes_for
-from tests.factories import Clock, as_of_revision
+from plugin_support.clock import Clock
+from tests.factories import as_of_revision
 from tests.webapi.inbox import Inbox, inbox, on_loopback, served
 
 READ = ("org:read", "project:read", "event:read")

@@ -45,7 +45,8 @@ from app.inbox.search.terms import (
     TextTerm,
 )
 from app.inbox.short_ids import short_name
-from app.inbox.tables import EVENTS, ISSUE_TAGS, ISSUES, PROJECTS
+from app.inbox.tables import EVENTS, ISSUE_TAGS, ISSUES
+from app.projects.tables import PROJECTS
 
 COMPARE: dict[str, Callable[[Any, Any], ColumnElement[bool]]] = {
     ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "=": operator.eq,

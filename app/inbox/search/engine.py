@@ -28,7 +28,8 @@ from app.inbox.search.grammar import parse
 from app.inbox.search.plan import forms
 from app.inbox.search.terms import DateTerm, Query, SearchError, TextTerm
 from app.inbox.short_ids import short_id
-from app.inbox.tables import ISSUE_COLUMNS, ISSUES, PROJECTS
+from app.inbox.tables import ISSUE_COLUMNS, ISSUES
+from app.projects.tables import PROJECTS
 
 KEYS = {"date": ISSUES.c.last_seen, "new": ISSUES.c.first_seen, "freq": ISSUES.c.event_count}  # each sort's column
 SORTS: dict[str, tuple[ColumnElement[Any], ...]] = {  # then the newest issue first

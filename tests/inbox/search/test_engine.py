@@ -20,11 +20,11 @@ import pytest
 import sentry_sdk
 import sqlalchemy
 
-from app.inbox.projects import Projects
 from app.inbox.search import IssueSearch, SearchError, engine, plan
 from app.inbox.short_ids import short_id
 from app.inbox.tables import ISSUES
 from app.ingest.store import InboxStore
+from app.projects.registry import Projects
 from tests.environment import LOCAL_DSN
 from tests.factories import sentry_sdk_envelopes
 

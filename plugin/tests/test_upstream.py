@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.monitoring.upstream import Upstream
+from plugin_support.upstream import Upstream
 
 ENVELOPE = "/api/42/envelope/"
 

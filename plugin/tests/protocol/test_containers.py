@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from plugin_support.envelopes import assemble
 from reflex_lookout.protocol import containers
 from reflex_lookout.protocol.envelope import MAX_RECORDS, EnvelopeError, parse
-from tests.monitoring.envelopes import assemble
 
 LIMIT = 1000
 LOG_TYPE = "application/vnd.sentry.items.log+json"

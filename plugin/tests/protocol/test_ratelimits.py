@@ -1,5 +1,5 @@
+from plugin_support.clock import Clock
 from reflex_lookout.protocol.ratelimits import RateLimits, category_of
-from tests.factories import Clock
 
 DSN = "https://k@o1.example.com/1"
 

@@ -8,15 +8,15 @@ import dataclasses
 from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 
-from app.settings import Settings
+from plugin_support.upstream import Upstream
 from reflex_lookout.outbox import PENDING
-from reflex_lookout.settings import Dsn
-from tests.monitoring.upstream import Upstream
+from reflex_lookout.settings import Dsn, MonitoringSettings
 
 
-def sentry_settings(upstream: Upstream, **changes: object) -> Settings:
+def sentry_settings(upstream: Upstream, **changes: object) -> MonitoringSettings:
     dsn = Dsn.parse(f"http://public@127.0.0.1:{upstream.port}/42")
-    base = Settings.from_env({})
+    # The tunnel's stats on, as in Lookout's settings (the tests read them), whose other fields the tunnel never reads.
+    base = dataclasses.replace(MonitoringSettings.resolve({}, {}), tunnel_stats=True)
     fast = {"retry_base_s": 0.05, "retry_max_s": 0.2, "forward_timeout_s": 2.0}
     return dataclasses.replace(base, dsn=dsn, **{**fast, **changes})
 

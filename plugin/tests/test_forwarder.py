@@ -11,10 +11,10 @@ import httpx
 import pytest
 import sqlalchemy
 
+from plugin_support.envelopes import SAMPLE_PATHS, build, error_event
+from plugin_support.helpers import accepted, sentry_settings, until
+from plugin_support.upstream import Upstream
 from reflex_lookout.forwarder import Forwarder
-from tests.monitoring.envelopes import SAMPLE_PATHS, build, error_event
-from tests.monitoring.helpers import accepted, sentry_settings, until
-from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 # 190 real events from many SDKs, in `../shared` beside the checkout (as CI lays it out).
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "event-samples"
+SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "event-samples"
 SAMPLE_PATHS = sorted(SAMPLES.rglob("*.json"))
 
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from app.ingest.filter_settings import MAX_ENTRIES, MAX_ENTRY_CHARS, FilterSettings, lines_of
+from app.projects.filter_settings import MAX_ENTRIES, MAX_ENTRY_CHARS, FilterSettings, lines_of
 
 
 def test_a_new_project_has_sentrys_defaults() -> None:

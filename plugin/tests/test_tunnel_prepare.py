@@ -12,11 +12,11 @@ import time
 import pytest
 import sqlalchemy
 
+from plugin_support.envelopes import error_event
+from plugin_support.helpers import sentry_settings
+from plugin_support.upstream import Upstream
 from reflex_lookout.protocol import envelope
 from reflex_lookout.tunnel import PREPARE_ON_LOOP_S
-from tests.monitoring.envelopes import error_event
-from tests.monitoring.helpers import sentry_settings
-from tests.monitoring.upstream import Upstream
 
 pytestmark = pytest.mark.anyio
 

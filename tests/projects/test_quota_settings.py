@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ingest.quota_settings import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaSettings, number_of
+from app.projects.quota_settings import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaSettings, number_of
 
 
 @pytest.mark.parametrize(("typed", "read"), [("", 0), (" 0 ", 0), ("1,000", 1000), ("25 000", 25_000),

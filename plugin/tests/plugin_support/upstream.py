@@ -224,11 +224,13 @@ class Upstream:
         # A client that gave up while we hung never learns of our answer.
         # (Checked before answering: once the response is sent, uvicorn reports every client as gone.)
         delivered = not await request.is_disconnected()
-        content = b"" if answer.status in (204, 304) else answer.body
-        response = Response(content, answer.status, answer.headers, media_type="application/json")
-        await response(scope, receive, send)
-
+        # Recorded before the answer is sent: a client that has its 2xx finds the request among
+        # `accepted` (recorded after, a test that saw the forwarder delete the row could look before this
+        # thread had appended it: seen once under load).
         if 200 <= answer.status < 300 and delivered:
             with self._arrived:
                 self._accepted.append(received)
                 self._arrived.notify_all()
+        content = b"" if answer.status in (204, 304) else answer.body
+        response = Response(content, answer.status, answer.headers, media_type="application/json")
+        await response(scope, receive, send)

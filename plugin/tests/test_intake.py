@@ -10,10 +10,10 @@ import zlib
 
 import pytest
 
-from app.settings import Settings
+from plugin_support.concurrency import Peak
 from reflex_lookout.intake import HEAVY_AT_ONCE, INLINE_BYTES, Intake
 from reflex_lookout.protocol.asgi import Request
-from tests.concurrency import Peak
+from reflex_lookout.settings import MonitoringSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ def where(raw: bytes, content_encoding: str) -> int:
 
 
 async def test_only_a_small_plain_body_is_parsed_on_the_event_loop() -> None:
-    intake, loop_thread = Intake(Settings.from_env({})), threading.get_ident()
+    intake, loop_thread = Intake(MonitoringSettings.resolve({}, {})), threading.get_ident()
     assert await intake.heavy(where, b"{" * INLINE_BYTES, "") == loop_thread
     assert await intake.heavy(where, b"{" * INLINE_BYTES, "identity") == loop_thread
     assert await intake.heavy(where, b"{" * (INLINE_BYTES + 1), "") != loop_thread
@@ -32,7 +32,7 @@ async def test_only_a_small_plain_body_is_parsed_on_the_event_loop() -> None:
 
 
 async def test_heavy_bodies_are_worked_on_a_few_at_a_time() -> None:
-    intake = Intake(Settings.from_env({}))
+    intake = Intake(MonitoringSettings.resolve({}, {}))
     peak = Peak()
 
     def work(raw: bytes, content_encoding: str) -> None:
@@ -44,7 +44,7 @@ async def test_heavy_bodies_are_worked_on_a_few_at_a_time() -> None:
 
 
 def test_the_client_is_the_peer_or_who_a_proxy_on_this_machine_names() -> None:
-    intake = Intake(Settings.from_env({}))
+    intake = Intake(MonitoringSettings.resolve({}, {}))
 
     def request(peer: str, *forwarded: bytes) -> Request:
         return Request({"client": (peer, 1), "headers": [(b"x-forwarded-for", line) for line in forwarded]})
@@ -75,7 +75,7 @@ async def whole(body: bytes) -> dict:
 async def test_a_body_past_its_deadline_is_408_and_the_others_are_read_meanwhile() -> None:
     from reflex_lookout.protocol.asgi import Refused
 
-    intake = Intake(Settings.from_env({"LOOKOUT_BODY_TIMEOUT_S": "1"}))
+    intake = Intake(MonitoringSettings.resolve({}, {"LOOKOUT_BODY_TIMEOUT_S": "1"}))
     request = Request({"client": ("127.0.0.1", 1), "headers": [(b"content-length", b"100")]})
     _, receive = trickling()
     slow = asyncio.create_task(intake.body(request, receive))
@@ -90,7 +90,7 @@ async def test_a_body_past_its_deadline_is_408_and_the_others_are_read_meanwhile
 
 
 async def test_a_body_read_cancelled_from_outside_stays_cancelled() -> None:
-    intake = Intake(Settings.from_env({}))
+    intake = Intake(MonitoringSettings.resolve({}, {}))
     request = Request({"client": ("127.0.0.1", 1), "headers": []})
     _, receive = trickling()
     reading = asyncio.create_task(intake.body(request, receive))
@@ -103,7 +103,7 @@ async def test_a_body_read_cancelled_from_outside_stays_cancelled() -> None:
 def test_a_small_plain_envelope_is_read_at_once_and_anything_else_is_left_to_the_steps() -> None:
     from reflex_lookout.protocol.envelope import MAX_HEADER_BYTES
 
-    intake = Intake(Settings.from_env({}))
+    intake = Intake(MonitoringSettings.resolve({}, {}))
     good = b'{"dsn": "http://k@localhost/1", "event_id": "abc"}\n{"type": "event", "length": 2}\n{}\n'
     parsed = intake.small_envelope(good, "")
     assert parsed is not None and parsed.dsn == "http://k@localhost/1" and [i.type for i in parsed.items] == ["event"]

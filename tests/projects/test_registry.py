@@ -13,23 +13,23 @@ import pytest
 import sqlalchemy
 
 from app import db
-from app.inbox import projects as module
-from app.inbox.project_settings import ProjectSettingsStore
-from app.inbox.projects import Project, Projects, settle_local_dsn
 from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import UnknownProject
-from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
+from app.projects import registry as module
+from app.projects.registry import Project, Projects, settle_local_dsn
+from app.projects.settings_store import ProjectSettingsStore
+from app.projects.sourcemap_settings import SourceMapSettings
 from app.settings import Settings
+from plugin_support.envelopes import error_event
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.factories import as_of_revision, error, event_envelope
-from tests.monitoring.envelopes import error_event
 
 
 def test_an_added_project_gets_the_next_id_a_random_key_and_takes_its_events(inbox: InboxStore) -> None:

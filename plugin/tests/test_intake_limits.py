@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from plugin_support.clock import Clock
 from reflex_lookout.intake_limits import Buckets
-from tests.factories import Clock
 
 
 def test_a_key_may_send_until_its_minute_is_spent_then_waits_for_the_refill() -> None:

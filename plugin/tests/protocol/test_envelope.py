@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES, assemble, header_line
 from reflex_lookout.protocol.envelope import CAPPED_ITEM_TYPES, Envelope, EnvelopeError, parse
-from tests.monitoring.envelopes import SAMPLE_PATHS, SAMPLES, assemble, header_line
 
 DSN = "https://k@o1.example.com/1"
 LIMIT = 1024 * 1024

@@ -11,19 +11,13 @@ import httpx
 import pytest
 import sqlalchemy
 
-from app.settings import Settings
-from tests.environment import LOCAL_ENV
-from tests.monitoring.envelopes import build, error_event
-from tests.monitoring.helpers import accepted, sentry_settings, until
-from tests.monitoring.upstream import Upstream
-from tests.sql_log import outbox_depth_queries
+from plugin_support.envelopes import build, error_event
+from plugin_support.helpers import accepted, sentry_settings, until
+from plugin_support.pipeline import rows
+from plugin_support.sql_log import outbox_depth_queries
+from plugin_support.upstream import Upstream
 
 pytestmark = pytest.mark.anyio
-
-
-def rows(pipeline) -> list[dict]:
-    with pipeline.store.engine.connect() as connection:
-        return [dict(r._mapping) for r in connection.execute(sqlalchemy.text("select * from outbox order by id"))]
 
 
 async def test_accepted_envelope_is_committed_before_the_answer(make_pipeline, upstream: Upstream) -> None:
@@ -37,15 +31,6 @@ async def test_accepted_envelope_is_committed_before_the_answer(make_pipeline, u
         body, "pending", str(pipeline.settings.dsn), "error",
     )
     assert pipeline.stats.accepted == 1
-
-
-async def test_local_mode_keeps_envelopes_for_the_inbox(make_pipeline) -> None:
-    settings = Settings.from_env(LOCAL_ENV)
-    pipeline = await make_pipeline(settings)
-    response = await pipeline.post(error_event(str(settings.local_dsn)))
-    assert response.status_code == 200
-    assert [r["status"] for r in rows(pipeline)] == ["local"]
-    assert pipeline.stats.local == 1
 
 
 @pytest.mark.parametrize(
@@ -266,11 +251,6 @@ async def test_the_outbox_depth_is_read_at_most_once_a_second(make_pipeline, ups
         assert pipeline.tunnel.snapshot()["outbox"]["pending"]["envelopes"] == 1 and queries == []
 
 
-def test_lookouts_stats_are_on_whatever_the_plugins_switch_says() -> None:
-    # Lookout's are the console's (its home page shows them), under the console's rule in the app.
-    assert Settings.from_env({"LOOKOUT_TUNNEL_STATS": "off"}).tunnel_stats and Settings().tunnel_stats
-
-
 async def test_with_the_stats_off_their_path_is_not_the_tunnels(make_pipeline, upstream) -> None:
     pipeline = await make_pipeline(dataclasses.replace(sentry_settings(upstream), tunnel_stats=False), forward=False)
     answer = await pipeline.client.get(pipeline.settings.tunnel_path + "/stats", headers=THIS_MACHINE)
@@ -325,7 +305,7 @@ def log_batch(*bodies: str, item_count: int | None = None) -> tuple[dict[str, ob
 
 
 async def test_each_log_line_is_capped_whatever_item_count_says(make_pipeline, upstream) -> None:
-    from tests.monitoring.envelopes import assemble
+    from plugin_support.envelopes import assemble
 
     pipeline = await make_pipeline(sentry_settings(upstream, max_item_bytes=1024), forward=False)
     header = {"dsn": str(pipeline.settings.dsn)}
@@ -338,7 +318,7 @@ async def test_each_log_line_is_capped_whatever_item_count_says(make_pipeline, u
 
 
 async def test_a_log_item_holds_at_most_1000_lines(make_pipeline, upstream) -> None:
-    from tests.monitoring.envelopes import assemble
+    from plugin_support.envelopes import assemble
 
     pipeline = await make_pipeline(sentry_settings(upstream), forward=False)
     header = {"dsn": str(pipeline.settings.dsn)}

@@ -1,6 +1,6 @@
-"""Each project's settings: its inbound filters (app/ingest/filter_settings.py), its PII scrubbing
-options (app/ingest/scrubbing_settings.py), its quotas (app/ingest/quota_settings.py) and its
-source-map settings (app/ingest/sourcemap_settings.py), a row of `inbox_project_settings`; a project
+"""Each project's settings: its inbound filters (app/projects/filter_settings.py), its PII scrubbing
+options (app/ingest/scrubbing_settings.py), its quotas (app/projects/quota_settings.py) and its
+source-map settings (app/projects/sourcemap_settings.py), a row of `inbox_project_settings`; a project
 without one has the dataclasses' defaults. Also what each filter dropped, counted in `inbox_count` (kind
 "filtered", the key a filter's name) by the ingest transaction that dropped it.
 
@@ -29,10 +29,10 @@ import sqlalchemy
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.inbox.tables import COUNTS, PROJECT_SETTINGS as TABLE, PROJECTS
-from app.ingest.filter_settings import FilterSettings
-from app.ingest.quota_settings import QuotaSettings
-from app.ingest.sourcemap_settings import SourceMapSettings, origin_of
+from app.projects.filter_settings import FilterSettings
+from app.projects.quota_settings import QuotaSettings
+from app.projects.sourcemap_settings import SourceMapSettings, origin_of
+from app.projects.tables import PROJECT_SETTINGS as TABLE, PROJECTS
 from app.sourcemaps.dev_modules import off_loopback
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
@@ -189,9 +189,3 @@ class ProjectSettingsStore:
             connection.execute(statement.on_conflict_do_update(index_elements=[TABLE.c.project_id], set_=values))
         for cache in (_cache, _maps_cache):  # this process sees the change at once
             cache.get(self.engine, {}).pop(project_id, None)
-
-    def dropped(self, project_id: int) -> dict[str, int]:
-        """How many events and transactions each filter dropped for the project, by filter name."""
-        query = select(COUNTS.c.key, COUNTS.c.count).where(COUNTS.c.project_id == project_id, COUNTS.c.kind == FILTERED)
-        with self.engine.connect() as connection:
-            return {key: int(count) for key, count in connection.execute(query)}

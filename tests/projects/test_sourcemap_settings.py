@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ingest.sourcemap_settings import (
+from app.projects.sourcemap_settings import (
     MAX_DEV_SERVERS,
     MAX_ORIGIN_CHARS,
     MAX_TYPED_CHARS,

@@ -12,14 +12,14 @@ import sqlalchemy
 from sqlalchemy import update
 
 from app import db
-from app.inbox import project_settings
-from app.inbox.project_settings import MAX_FIELDS, ProjectSettingsStore
-from app.inbox.projects import Projects
-from app.inbox.tables import PROJECT_SETTINGS
-from app.ingest.filter_settings import FilterSettings
-from app.ingest.quota_settings import QuotaSettings
-from app.ingest.sourcemap_settings import SourceMapSettings
 from app.ingest.store import InboxStore
+from app.projects import settings_store as project_settings
+from app.projects.filter_settings import FilterSettings
+from app.projects.quota_settings import QuotaSettings
+from app.projects.registry import Projects
+from app.projects.settings_store import MAX_FIELDS, ProjectSettingsStore
+from app.projects.sourcemap_settings import SourceMapSettings
+from app.projects.tables import PROJECT_SETTINGS
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from app import db
+from plugin_support.helpers import row
+from reflex_lookout import runtime
 from reflex_lookout.outbox import OutboxStore, StoreFailed
-from reflex_lookout.outbox_writer import LOOP_BUSY_TIMEOUT_MS, OutboxWriter
-from tests.monitoring.helpers import row
+from reflex_lookout.outbox_writer import OutboxWriter
 
 
 @pytest.fixture(params=[True, False], ids=["commits-on-the-loop", "commits-on-a-thread"])
@@ -74,34 +74,10 @@ def test_a_closed_writer_starts_again_on_the_next_submission(engine: sqlalchemy.
     assert [r.body for r in store.next_rows("d1", 10)] == [b"before", b"after"]
 
 
-@pytest.mark.parametrize(("synchronous", "on_loop"), [("NORMAL", True), ("FULL", False)])
-def test_commits_wait_on_a_thread_only_when_they_wait_for_the_disk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, synchronous: str, on_loop: bool
-) -> None:
-    monkeypatch.setattr(db, "SQLITE_SYNCHRONOUS", synchronous)  # read by each new connection
-    engine = db.engine(f"sqlite:///{tmp_path / synchronous}.db")
-    db.migrate(engine)
-    store = OutboxStore(engine)
-    writer = OutboxWriter(store)
-
-    async def main() -> int:
-        await writer.submit(row())
-        assert writer._connection is not None
-        busy_timeout = writer._connection.cursor().execute("PRAGMA busy_timeout").fetchone()[0]
-        await writer.close()
-        return busy_timeout
-
-    busy_timeout = asyncio.run(main())
-    assert writer._on_loop is on_loop and len(store.next_rows("d1", 10)) == 1
-    # A commit on the loop gives up on a lock after 100 ms; on a thread it may wait (db.py: 10 s).
-    assert busy_timeout == (LOOP_BUSY_TIMEOUT_MS if on_loop else 10_000)
-
-
 def test_a_commit_on_the_loop_that_meets_a_longer_lock_waits_for_it_on_a_thread(tmp_path: Path) -> None:
     """Another writer holds SQLite's lock for 0.6 s, six times the loop's wait: the row is still
     stored (a browser's SDK does not send a refused envelope again), and the loop runs meanwhile."""
-    engine = db.engine(f"sqlite:///{tmp_path / 'locked'}.db")
-    db.migrate(engine)
+    engine = runtime.outbox_engine(f"sqlite:///{tmp_path / 'locked'}.db")
     store = OutboxStore(engine)
     writer = OutboxWriter(store)
     holder = engine.raw_connection()
