@@ -1,8 +1,8 @@
-"""`python -m app.inbox.accounts`, as before the move: the console accounts' CLI is app/console/accounts.py."""
+"""`python -m app.inbox.accounts`, as before the move: `python -m app accounts` (app/cli.py)."""
 
 if __name__ == "__main__":
     import sys
 
-    from app.console.accounts import main
+    from app.cli import run
 
-    sys.exit(main())
+    sys.exit(run(["accounts", *sys.argv[1:]]))

@@ -1,7 +1,8 @@
-"""The old path of the projects' command line (now app/projects/registry.py), kept so that
-`python -m app.inbox.projects …` still works."""
-
-from app.projects.registry import main
+"""`python -m app.inbox.projects`, as before the move: `python -m app projects` (app/cli.py)."""
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    from app.cli import run
+
+    sys.exit(run(["projects", *sys.argv[1:]]))

@@ -1,13 +1,8 @@
-"""`python -m app.inbox.tokens`: the upload tokens' commands as before the move (app/sourcemaps/tokens.py)
-and the API tokens' `api`, `api-list` and `api-revoke` (app/webapi/cli.py)."""
+"""`python -m app.inbox.tokens`, as before the move: `python -m app tokens` (app/cli.py)."""
 
 if __name__ == "__main__":
     import sys
 
-    from app.webapi import cli
+    from app.cli import run
 
-    if sys.argv[1:2] and sys.argv[1] in cli.COMMANDS:
-        sys.exit(cli.main(sys.argv[1:]))
-    from app.sourcemaps.tokens import main
-
-    sys.exit(main())
+    sys.exit(run(["tokens", *sys.argv[1:]]))
