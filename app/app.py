@@ -11,7 +11,7 @@ from app import db, startup, wiring
 from app.components import error_boundary
 from app.components.page import add_pages
 from app.console import state as console
-from app.inbox import api as inbox_api
+from app.inbox import json_api as inbox_api
 from app.inbox.reading import InboxReader
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard

@@ -103,7 +103,7 @@ class Settings(MonitoringSettings):
     # must not crowd out the project's errors. 0: no limit.
     security_reports_per_min_per_key: int = 600
     # The tunnel's stats are the console's (the home page shows them): always on, and in the Reflex app
-    # answered by the inbox API under the console's rule (app/inbox/api.py: this machine or signed in).
+    # answered by the inbox API under the console's rule (app/inbox/json_api.py: this machine or signed in).
     # LOOKOUT_TUNNEL_STATS is the plugin's switch, for host apps, where they are off by default.
     tunnel_stats: bool = True
 

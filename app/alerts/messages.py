@@ -1,6 +1,6 @@
 """The message that tells a channel about one alert or a digest of them: a JSON, Slack or Discord
 webhook request, or an e-mail, each within its service's limits, with every outside string escaped
-for where it lands. What a message shows of an alert is app/alerts/shown.py's `Shown`.
+for where it lands. What a message shows of an alert is app/alerts/message_fields.py's `Shown`.
 
 Every message carries a dedupe key (`message_key`: the same alerts give the same key, so a
 receiver recognises a repeated delivery), and each alert's own key.
@@ -21,7 +21,7 @@ from email.utils import formatdate, getaddresses
 from typing import Any
 
 from app.alerts.alert import AlertItem, Channel, Outgoing
-from app.alerts.shown import EMPTY, Shown, fit, shown
+from app.alerts.message_fields import EMPTY, Shown, fit, shown
 
 # The most alerts one message lists, per channel kind. Chat services cap a message: Slack at 50
 # blocks (a header, 2 per alert, a footer) and 40,000 characters of text; Discord at 10 embeds

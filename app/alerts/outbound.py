@@ -14,7 +14,7 @@ failing answer at most ERROR_BYTES are read.
 The URL is a secret (a Slack or Discord webhook's is all it takes to post), so a send leaves it
 nowhere: the request goes through httpx's transport, not `AsyncClient.send`, which sentry-sdk's httpx
 integration wraps with a span, a breadcrumb and trace headers (and httpx logs each request's URL
-there); and a failure's sentence has the URL masked (app/alerts/unquoted.py), for a server may echo
+there); and a failure's sentence has the URL masked (app/alerts/url_masking.py), for a server may echo
 its path (`Cannot POST /services/…`) and the sentence is stored and logged.
 """
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import httpx
 
 from app.alerts.alert import ERROR_BYTES, Delivered, Outgoing, cut_error
-from app.alerts.unquoted import unquoted
+from app.alerts.url_masking import unquoted
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

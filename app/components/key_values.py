@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from app.components.words import count_of
+from app.presentation.words import count_of
 
 
 def context_tables(rows: rx.Var, element_id: str) -> rx.Component:

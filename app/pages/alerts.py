@@ -15,8 +15,8 @@ from app import routes
 from app.alerts.alert import KINDS
 from app.components.forms import native_select, outcome, read_only, rows_table
 from app.components.page import page_at
-from app.components.words import count_of, noun_of
 from app.pages.alerts_state import AlertsState, ChannelRow
+from app.presentation.words import count_of, noun_of
 
 TITLE = "Alerts · Lookout"
 

@@ -18,12 +18,12 @@ from app.components.badges import level_badge, status_badge
 from app.components.charts import counts_bar_chart, period_switch
 from app.components.key_values import context_tables, distribution
 from app.components.page import page_at
-from app.components.words import count_of
 from app.inbox import states
 from app.pages.issue_rows import PERIODS
 from app.pages.issue_state import IssueState
 from app.pages.issue_triage import activity, assignment, merged_hashes
 from app.presentation import stack as present_stack
+from app.presentation.words import count_of
 
 TITLE = "Issue · Lookout"
 # (button id, label, status it moves to, in the next release?, statuses it is offered in)

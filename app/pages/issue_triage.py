@@ -7,10 +7,10 @@ from __future__ import annotations
 import reflex as rx
 
 from app.components.forms import native_select
-from app.components.words import count_of
 from app.inbox.activity import MAX_COMMENT
 from app.pages.issue_state import IssueState
 from app.pages.issue_triage_state import COMMENT_BODY, NOBODY
+from app.presentation.words import count_of
 
 
 def assignment() -> rx.Component:

@@ -10,10 +10,9 @@ from app import routes
 from app.components.badges import level_badge, status_badge
 from app.components.forms import native_select, outcome, select_style
 from app.components.page import page_at
-from app.components.words import noun_of
 from app.pages.issues_bulk import IGNORE_FOR, IGNORE_UNTIL
 from app.pages.issues_state import SORTS, IssueRow, IssuesState, SavedRow
-from app.presentation.words import noun
+from app.presentation.words import noun, noun_of
 
 TITLE = "Issues · Lookout"
 HEADERS = ("Issue", "Level", "Status", "Assignee", "Events", "Last 24 h", "Last seen")

@@ -1,6 +1,6 @@
 """`/signin`: sign in to use the console from another machine (app/console/accounts.py).
 
-The form is posted to the backend as a page navigation (app/inbox/api.py), which sets the session
+The form is posted to the backend as a page navigation (app/inbox/json_api.py), which sets the session
 as an HttpOnly cookie and sends the browser on to the issues; a refusal comes back here as
 `?problem=`."""
 
@@ -11,7 +11,7 @@ import reflex as rx
 from app import routes
 from app.components.layout import layout
 from app.components.page import page_at
-from app.inbox.api import SIGN_IN, SIGN_OUT
+from app.inbox.json_api import SIGN_IN, SIGN_OUT
 
 TITLE = "Sign in · Lookout"
 PROBLEMS = {

@@ -19,7 +19,6 @@ import reflex as rx
 from app import routes
 from app.components.log_rows import log_row
 from app.components.page import page_at
-from app.components.words import count_of
 from app.console.state import ConsoleState, ago, bounded, trace_reader
 from app.inbox.search import SearchError
 from app.inbox.search.grammar import MAX_QUERY_CHARS
@@ -27,6 +26,7 @@ from app.pages.trace_filters import TraceFilters, facets, filter_selects
 from app.presentation import event as present
 from app.presentation.log_lines import log_fields
 from app.presentation.traces import TraceChild, TraceRow, trace_row
+from app.presentation.words import count_of
 
 TITLE = "Traces · Lookout"
 TRACE_TITLE = "Trace · Lookout"

@@ -14,10 +14,10 @@ from starlette.responses import Response
 from app.inbox import activity, releases
 from app.inbox.search import SearchError, parse
 from app.projects.registry import Projects
-from app.webapi import lookup, paging, shapes
+from app.webapi import lookup, paging, sentry_json
 from app.webapi.auth import ApiCaller
+from app.webapi.handler_context import Parts, answer
 from app.webapi.lookup import BadRequest
-from app.webapi.parts import Parts, answer
 
 MAX_LISTED = 100
 EVENT_FIELDS = ("title", "count()", "last_seen()", "first_seen()", "issue", "issue.id", "project", "project.name",
@@ -27,34 +27,34 @@ DATASETS = ("errors", "issuePlatform")
 
 async def who(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     """sentry-cli's `info`: the token's user and scopes."""
-    return answer({"version": "0", "user": shapes.user(caller.user_id, caller.name),
+    return answer({"version": "0", "user": sentry_json.user(caller.user_id, caller.name),
                    "auth": {"scopes": sorted(caller.scopes)}})
 
 
 async def auth(request: Request, caller: ApiCaller, parts: Parts) -> Response:
-    return answer(shapes.user(caller.user_id, caller.name))
+    return answer(sentry_json.user(caller.user_id, caller.name))
 
 
 async def organizations(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     query = request.query_params.get("query", "")[:lookup.MAX_NAME].lower()
-    listed = query in shapes.ORG_SLUG or query in shapes.ORG_NAME.lower()
-    return answer([shapes.organization()] if listed else [])
+    listed = query in sentry_json.ORG_SLUG or query in sentry_json.ORG_NAME.lower()
+    return answer([sentry_json.organization()] if listed else [])
 
 
 async def organization(request: Request, caller: ApiCaller, parts: Parts) -> Response:
-    return answer(shapes.organization())
+    return answer(sentry_json.organization())
 
 
 async def projects(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     size = paging.page_size(request.query_params, MAX_LISTED, MAX_LISTED)
     query = request.query_params.get("query", "")[:lookup.MAX_NAME].lower()
     found = await anyio.to_thread.run_sync(Projects(parts.engine).all)
-    return answer([shapes.project(p.id, p.name) for p in found if query in p.name.lower()][:size])
+    return answer([sentry_json.project(p.id, p.name) for p in found if query in p.name.lower()][:size])
 
 
 async def project(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     found = await anyio.to_thread.run_sync(lookup.project, parts.engine, request.path_params["project"])
-    return answer(shapes.project(found["id"], found["name"], found["created_at"]))
+    return answer(sentry_json.project(found["id"], found["name"], found["created_at"]))
 
 
 def _console_users(parts: Parts) -> list[tuple[int, str, str]]:
@@ -65,12 +65,12 @@ def _console_users(parts: Parts) -> list[tuple[int, str, str]]:
 async def members(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     """The console users (whom issues are assigned to, by id: `assignedTo: "user:<id>"`)."""
     found = await anyio.to_thread.run_sync(_console_users, parts)
-    return answer([shapes.member(user_id, name, role) for user_id, name, role in found])
+    return answer([sentry_json.member(user_id, name, role) for user_id, name, role in found])
 
 
 async def users(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     found = await anyio.to_thread.run_sync(_console_users, parts)
-    return answer([shapes.user(user_id, name) for user_id, name, _role in found])
+    return answer([sentry_json.user(user_id, name) for user_id, name, _role in found])
 
 
 async def release_list(request: Request, caller: ApiCaller, parts: Parts) -> Response:
@@ -82,7 +82,7 @@ async def release_list(request: Request, caller: ApiCaller, parts: Parts) -> Res
     def read() -> list[dict[str, Any]]:
         project_id = lookup.project(parts.engine, slug)["id"] if slug else None
         names = {p.id: p.name for p in Projects(parts.engine).all()}
-        return [shapes.release(number, r.version, r.first_seen, r.last_seen, r.issues,
+        return [sentry_json.release(number, r.version, r.first_seen, r.last_seen, r.issues,
                                [{"id": i, "slug": names.get(i, ""), "name": names.get(i, ""), "platform": None}
                                 for i in r.project_ids])
                 for number, r in enumerate(releases.seen(parts.engine, project_id, query, size), 1)]
@@ -140,8 +140,8 @@ async def search_events(request: Request, caller: ApiCaller, parts: Parts) -> Re
 
 
 def _row(issue: dict[str, Any]) -> dict[str, Any]:
-    return {"title": issue["title"], "count()": issue["event_count"], "last_seen()": shapes.iso(issue["last_seen"]),
-            "first_seen()": shapes.iso(issue["first_seen"]), "issue": issue["short_id"], "issue.id": str(issue["id"]),
+    return {"title": issue["title"], "count()": issue["event_count"], "last_seen()": sentry_json.iso(issue["last_seen"]),
+            "first_seen()": sentry_json.iso(issue["first_seen"]), "issue": issue["short_id"], "issue.id": str(issue["id"]),
             "project": issue["project_name"], "project.name": issue["project_name"], "id": issue["last_event_id"],
-            "timestamp": shapes.iso(issue["last_seen"]), "level": issue["level"], "culprit": issue["culprit"],
+            "timestamp": sentry_json.iso(issue["last_seen"]), "level": issue["level"], "culprit": issue["culprit"],
             "count_unique(user)": 0}

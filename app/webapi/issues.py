@@ -19,8 +19,8 @@ from app.inbox.tables import ISSUES, chunks
 from app.projects.registry import Projects
 from app.webapi import changes, lookup, paging
 from app.webapi.auth import ApiCaller
+from app.webapi.handler_context import Parts, answer, body, shaped_issue, shaped_issues
 from app.webapi.lookup import BadRequest
-from app.webapi.parts import Parts, answer, body, shaped_issue, shaped_issues
 
 PROJECT_PAGE, ORG_PAGE, MAX_PAGE = 100, 25, 100  # issues per page: sentry-cli's default, the MCP's, at most
 MAX_IDS = 1000  # `id=` of one bulk update, as Sentry bounds them

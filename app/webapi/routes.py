@@ -33,11 +33,11 @@ from app.inbox.states import StateError
 from app.protocol.json_answers import SHARED_FAILURES, error, shared_failure
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import is_upload_path
-from app.webapi import directory, issue_parts, issues, links
+from app.webapi import directory, issue_resources, issues, links
 from app.webapi.auth import ApiAuthError, ApiCaller, authenticate, is_api_token
+from app.webapi.handler_context import Parts
 from app.webapi.lookup import BadRequest, NotFound, organization
 from app.webapi.paging import PagingError
-from app.webapi.parts import Parts
 from app.webapi.paths import is_web_api_path
 from app.webapi.tokens import ApiTokens
 
@@ -60,10 +60,10 @@ ROUTES: list[tuple[str, str, Handler, str]] = [  # path, method, handler, scope
     (f"{ORG}/releases/", "GET", directory.release_list, "project:read"),
     (f"{ORG}/events/", "GET", directory.search_events, "event:read"),
     (f"{ORG}/events/validate/", "GET", directory.validate_events, "event:read"),
-    (f"{ORG}/replay-count/", "GET", issue_parts.no_replays, "event:read"),
+    (f"{ORG}/replay-count/", "GET", issue_resources.no_replays, "event:read"),
     (f"{PROJECT}/", "GET", directory.project, "project:read"),
     (f"{PROJECT}/releases/", "GET", directory.release_list, "project:read"),
-    (f"{PROJECT}/stacktrace-link/", "GET", issue_parts.no_stacktrace_link, "project:read"),
+    (f"{PROJECT}/stacktrace-link/", "GET", issue_resources.no_stacktrace_link, "project:read"),
     (f"{PROJECT}/issues/", "GET", issues.project_list, "event:read"),
     (f"{PROJECT}/issues/", "PUT", issues.bulk_update, WRITE),
     (f"{ORG}/issues/", "GET", issues.org_list, "event:read"),
@@ -72,13 +72,13 @@ ROUTES: list[tuple[str, str, Handler, str]] = [  # path, method, handler, scope
     (f"{ISSUE}/", "GET", issues.detail, "event:read"),
     (f"{ISSUE}/", "PUT", issues.update, WRITE),
     (f"{P}/issues/{{issue}}/", "GET", issues.detail, "event:read"),
-    (f"{ISSUE}/events/", "GET", issue_parts.events, "event:read"),
-    (f"{ISSUE}/events/{{event}}/", "GET", issue_parts.event, "event:read"),
-    (f"{ISSUE}/tags/{{key}}/", "GET", issue_parts.tag_values, "event:read"),
-    (f"{ISSUE}/activities/", "GET", issue_parts.activities, "event:read"),
-    (f"{ISSUE}/notes/", "GET", issue_parts.notes, "event:read"),
-    (f"{ISSUE}/notes/", "POST", issue_parts.add_note, WRITE),
-    (f"{ISSUE}/external-issues/", "GET", issue_parts.nothing_listed, "event:read"),
+    (f"{ISSUE}/events/", "GET", issue_resources.events, "event:read"),
+    (f"{ISSUE}/events/{{event}}/", "GET", issue_resources.event, "event:read"),
+    (f"{ISSUE}/tags/{{key}}/", "GET", issue_resources.tag_values, "event:read"),
+    (f"{ISSUE}/activities/", "GET", issue_resources.activities, "event:read"),
+    (f"{ISSUE}/notes/", "GET", issue_resources.notes, "event:read"),
+    (f"{ISSUE}/notes/", "POST", issue_resources.add_note, WRITE),
+    (f"{ISSUE}/external-issues/", "GET", issue_resources.nothing_listed, "event:read"),
 ]
 
 

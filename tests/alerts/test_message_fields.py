@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.alerts.alert import AlertItem
-from app.alerts.shown import LINK_LENGTH, clean, fit, shown
+from app.alerts.message_fields import LINK_LENGTH, clean, fit, shown
 
 
 def alert(**changes: object) -> AlertItem:

@@ -1,6 +1,6 @@
 """Lookout's rows in the shapes of Sentry's web API (what sentry-cli and Sentry's MCP server parse):
 organizations, projects, issues, users, activity entries and releases. Pure functions of what the
-handlers read; the event's shape is in events_shape.py.
+handlers read; the event's shape is in event_json.py.
 
 Ids are strings (sentry-cli refuses numbers), times ISO 8601 with `Z` (the MCP server refuses
 `+00:00`), and URLs absolute (the MCP server refuses relative ones).

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy
 
 from app.console.accounts import COOKIE, Accounts, Viewer
-from app.inbox import api
+from app.inbox import json_api
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
 from plugin_support.concurrency import Peak
@@ -25,7 +25,7 @@ STATS = {"accepted": 3, "outbox": {"pending": {"envelopes": 0, "bytes": 0}}}
 
 def client(inbox: InboxStore, address: str = "127.0.0.1", cookies: dict[str, str] | None = None,
            base_url: str = "http://localhost:8000") -> httpx.AsyncClient:
-    app = api.build(InboxReader(inbox.engine), Accounts(inbox.engine, from_env={}), stats=lambda: STATS)
+    app = json_api.build(InboxReader(inbox.engine), Accounts(inbox.engine, from_env={}), stats=lambda: STATS)
     transport = httpx.ASGITransport(app=app, client=(address, 40000))
     return httpx.AsyncClient(transport=transport, base_url=base_url, cookies=cookies)
 
@@ -109,26 +109,26 @@ async def test_dns_rebinding_gets_no_trust(inbox: InboxStore) -> None:
 
 async def test_the_tunnels_stats_need_the_consoles_access(inbox: InboxStore) -> None:
     async with client(inbox, address="203.0.113.9") as http:
-        refused = await http.get(api.STATS)
+        refused = await http.get(json_api.STATS)
         assert refused.status_code == 401 and "Sign in" in refused.json()["detail"]
     async with client(inbox) as http:
-        assert (await http.get(api.STATS)).json() == STATS
-        assert (await http.get(api.STATS, headers={"Origin": EVIL})).status_code == 401
+        assert (await http.get(json_api.STATS)).json() == STATS
+        assert (await http.get(json_api.STATS, headers={"Origin": EVIL})).status_code == 401
 
 
 async def test_sign_in_sets_an_httponly_session_cookie_and_sign_out_ends_it(inbox: InboxStore) -> None:
     Accounts(inbox.engine, from_env={}).add_user("alice", "viewer", "alice-secret")
     async with client(inbox, address="203.0.113.9") as http:
-        wrong = await http.post(api.SIGN_IN, data={"name": "alice", "password": "nope"})
+        wrong = await http.post(json_api.SIGN_IN, data={"name": "alice", "password": "nope"})
         assert (wrong.status_code, wrong.headers["location"]) == (303, "/signin?problem=mismatch")
         assert "set-cookie" not in wrong.headers
-        signed = await http.post(api.SIGN_IN, data={"name": "alice", "password": "alice-secret"})
+        signed = await http.post(json_api.SIGN_IN, data={"name": "alice", "password": "alice-secret"})
         assert (signed.status_code, signed.headers["location"]) == (303, "/issues")
         cookie = signed.headers["set-cookie"]
         assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
         assert "Max-Age=604800" in cookie
         assert (await http.get("/api/inbox/issues")).status_code == 200  # the client keeps the cookie
-        ended = await http.post(api.SIGN_OUT)
+        ended = await http.post(json_api.SIGN_OUT)
         assert ended.headers["location"] == "/signin" and "Max-Age=0" in ended.headers["set-cookie"]
         token = cookie.split(";")[0].split("=", 1)[1]
     async with client(inbox, address="203.0.113.9", cookies={COOKIE: token}) as http:
@@ -139,24 +139,24 @@ async def test_failed_sign_ins_are_throttled(inbox: InboxStore) -> None:
     Accounts(inbox.engine, from_env={}).add_user("alice", "viewer", "alice-secret")
     async with client(inbox, address="203.0.113.9") as http:
         for _ in range(5):
-            assert (await http.post(api.SIGN_IN, data={"name": "alice", "password": "nope"})).headers["location"] \
+            assert (await http.post(json_api.SIGN_IN, data={"name": "alice", "password": "nope"})).headers["location"] \
                 == "/signin?problem=mismatch"
-        held = await http.post(api.SIGN_IN, data={"name": "alice", "password": "alice-secret"})  # even the right one
+        held = await http.post(json_api.SIGN_IN, data={"name": "alice", "password": "alice-secret"})  # even the right one
         assert held.headers["location"] == "/signin?problem=throttled&minutes=15" and "set-cookie" not in held.headers
-        assert (await http.post(api.SIGN_IN, content=b"x" * 5000)).status_code == 413
+        assert (await http.post(json_api.SIGN_IN, content=b"x" * 5000)).status_code == 413
 
 
 async def test_behind_a_proxy_on_this_machine_the_throttle_counts_each_client_address(inbox: InboxStore) -> None:
     Accounts(inbox.engine, from_env={}).add_user("alice", "viewer", "alice-secret")
     async with client(inbox, address="127.0.0.1") as proxy:  # every visitor's peer is the proxy
         for attempt in range(5):
-            failed = await proxy.post(api.SIGN_IN, data={"name": f"guess{attempt}", "password": "nope"},
+            failed = await proxy.post(json_api.SIGN_IN, data={"name": f"guess{attempt}", "password": "nope"},
                                       headers={"X-Forwarded-For": "203.0.113.9"})
             assert failed.headers["location"] == "/signin?problem=mismatch"
-        held = await proxy.post(api.SIGN_IN, data={"name": "guess9", "password": "nope"},
+        held = await proxy.post(json_api.SIGN_IN, data={"name": "guess9", "password": "nope"},
                                 headers={"X-Forwarded-For": "203.0.113.9"})
         assert held.headers["location"].startswith("/signin?problem=throttled")
-        other = await proxy.post(api.SIGN_IN, data={"name": "alice", "password": "alice-secret"},
+        other = await proxy.post(json_api.SIGN_IN, data={"name": "alice", "password": "alice-secret"},
                                  headers={"X-Forwarded-For": "198.51.100.7"})
         assert other.headers["location"] == "/issues"  # another visitor is not locked out
 
@@ -171,22 +171,22 @@ async def test_a_large_sign_in_body_is_not_read_past_the_limit(inbox: InboxStore
             yield b"x" * 65536
 
     async with client(inbox, address="203.0.113.9") as http:
-        refused = await http.post(api.SIGN_IN, content=ten_mebibytes())  # chunked: no Content-Length
+        refused = await http.post(json_api.SIGN_IN, content=ten_mebibytes())  # chunked: no Content-Length
         assert refused.status_code == 413 and "4096 bytes" in refused.json()["detail"]
         assert pulled <= 2
-        declared = await http.post(api.SIGN_IN, content=b"x" * 5000)
+        declared = await http.post(json_api.SIGN_IN, content=b"x" * 5000)
         assert declared.status_code == 413
 
 
 async def test_other_sites_pages_may_not_sign_in_or_out(inbox: InboxStore) -> None:
     Accounts(inbox.engine, from_env={}).add_user("mallory", "viewer", "mallory-secret")
     async with client(inbox, address="203.0.113.9") as http:
-        for path in (api.SIGN_IN, api.SIGN_OUT):  # login CSRF: the victim signed in as the attacker
+        for path in (json_api.SIGN_IN, json_api.SIGN_OUT):  # login CSRF: the victim signed in as the attacker
             refused = await http.post(path, data={"name": "mallory", "password": "mallory-secret"},
                                       headers={"Origin": EVIL})
             assert refused.status_code == 403 and "other sites" in refused.json()["detail"]
             assert "set-cookie" not in refused.headers
-        own = await http.post(api.SIGN_IN, data={"name": "mallory", "password": "mallory-secret"},
+        own = await http.post(json_api.SIGN_IN, data={"name": "mallory", "password": "mallory-secret"},
                               headers={"Origin": "http://localhost:8000"})
         assert own.headers["location"] == "/issues"
 
@@ -195,16 +195,16 @@ async def test_the_cookie_is_secure_when_a_proxy_on_this_machine_says_https(inbo
     Accounts(inbox.engine, from_env={}).add_user("alice", "viewer", "alice-secret")
     form = {"name": "alice", "password": "alice-secret"}
     async with client(inbox, address="127.0.0.1") as proxy:
-        signed = await proxy.post(api.SIGN_IN, data=form, headers={"X-Forwarded-For": "203.0.113.9",
+        signed = await proxy.post(json_api.SIGN_IN, data=form, headers={"X-Forwarded-For": "203.0.113.9",
                                                                    "X-Forwarded-Proto": "https"})
         assert "; Secure" in signed.headers["set-cookie"]
-        ended = await proxy.post(api.SIGN_OUT, headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
+        ended = await proxy.post(json_api.SIGN_OUT, headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
         assert "; Secure" in ended.headers["set-cookie"]
     async with client(inbox, address="203.0.113.9") as elsewhere:  # a client's own claim proves nothing
-        signed = await elsewhere.post(api.SIGN_IN, data=form, headers={"X-Forwarded-Proto": "https"})
+        signed = await elsewhere.post(json_api.SIGN_IN, data=form, headers={"X-Forwarded-Proto": "https"})
         assert signed.headers["location"] == "/issues" and "Secure" not in signed.headers["set-cookie"]
     async with client(inbox, address="203.0.113.9", base_url="https://lookout.example.com") as direct:
-        assert "; Secure" in (await direct.post(api.SIGN_IN, data=form)).headers["set-cookie"]
+        assert "; Secure" in (await direct.post(json_api.SIGN_IN, data=form)).headers["set-cookie"]
 
 
 async def test_a_removed_users_session_ends_at_once(inbox: InboxStore) -> None:
@@ -226,12 +226,12 @@ async def test_passwords_are_checked_a_few_at_a_time(inbox: InboxStore) -> None:
             with peak.inside():
                 return None
 
-    app = api.build(InboxReader(inbox.engine), Counted(inbox.engine, from_env={}))
+    app = json_api.build(InboxReader(inbox.engine), Counted(inbox.engine, from_env={}))
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8000") as proxy:
-        await asyncio.gather(*(proxy.post(api.SIGN_IN, data={"name": f"n{i}", "password": "x"},
+        await asyncio.gather(*(proxy.post(json_api.SIGN_IN, data={"name": f"n{i}", "password": "x"},
                                           headers={"X-Forwarded-For": f"203.0.113.{i}"}) for i in range(12)))
-    assert 1 <= peak.most <= api.PASSWORDS_AT_ONCE
+    assert 1 <= peak.most <= json_api.PASSWORDS_AT_ONCE
 
 
 async def test_a_search_query_answers_and_one_that_does_not_parse_gets_400_with_its_sentence(inbox: InboxStore) -> None:

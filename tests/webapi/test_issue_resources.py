@@ -1,4 +1,4 @@
-"""An issue's events list (app/webapi/issue_parts.py) through the app's stack, on an issue of 25 stored
+"""An issue's events list (app/webapi/issue_resources.py) through the app's stack, on an issue of 25 stored
 events: a page reads only the stored events it shows (a listener on the engine counts the rows each
 statement reading their payloads returns), its cursor walks them all once, a query reads at most
 SCAN_PER_ROW stored events per row asked for, and one token has at most HEAVY_AT_ONCE lists running
@@ -19,8 +19,8 @@ from starlette.testclient import TestClient
 
 from app.ingest.store import InboxStore
 from app.projects.registry import Projects
-from app.webapi.issue_parts import SCAN_PER_ROW
-from app.webapi.parts import HEAVY_AT_ONCE
+from app.webapi.handler_context import HEAVY_AT_ONCE
+from app.webapi.issue_resources import SCAN_PER_ROW
 from tests.factories import error, event_envelope
 from tests.webapi.inbox import Inbox, inbox, served
 

@@ -19,10 +19,10 @@ from app.inbox.reading import KEPT, kept_events
 from app.inbox.search.engine import MAX_HITS
 from app.inbox.search.grammar import MAX_QUERY_CHARS
 from app.inbox.tables import EVENTS
-from app.webapi import event_shape, lookup, paging, shapes
+from app.webapi import event_json, lookup, paging, sentry_json
 from app.webapi.auth import ApiCaller
+from app.webapi.handler_context import Parts, answer, body, heavy
 from app.webapi.lookup import BadRequest, NotFound
-from app.webapi.parts import Parts, answer, body, heavy
 
 EVENT_ID = re.compile(r"[0-9a-fA-F]{32}|[0-9a-fA-F-]{36}")
 TAG_KEY = re.compile(r"[A-Za-z0-9_.:\[\]-]{1,32}")  # Relay's bound on a tag key
@@ -49,7 +49,7 @@ async def event(request: Request, caller: ApiCaller, parts: Parts) -> Response:
         raise NotFound(f"There is no event {wanted[:40]!r}: name one by its id (32 hex digits), latest or oldest.")
     if stored is None:
         raise NotFound(f"Issue {issue['short_id']} has no stored event {wanted!r}.")
-    return answer(event_shape.event(stored["event"], issue["id"], stored["project_id"], stored["received_at"],
+    return answer(event_json.event(stored["event"], issue["id"], stored["project_id"], stored["received_at"],
                                     issue["culprit"]))
 
 
@@ -106,7 +106,7 @@ def _stored(connection: sqlalchemy.Connection, issue_id: int, start: int, count:
     ids = _in_order(issue_id, oldest, EVENTS.c.id).offset(start).limit(count)
     found = connection.execute(select(EVENTS.c.project_id, EVENTS.c.received_at, *KEPT).where(EVENTS.c.id.in_(ids))
                                .order_by(EVENTS.c.id if oldest else EVENTS.c.id.desc())).all()
-    return [None if event is None else event_shape.event_row(event, issue_id, row[0], row[1])
+    return [None if event is None else event_json.event_row(event, issue_id, row[0], row[1])
             for row, event in zip(found, kept_events(connection, [row[2:] for row in found]), strict=True)]
 
 
@@ -127,8 +127,8 @@ async def tag_values(request: Request, caller: ApiCaller, parts: Parts) -> Respo
     total, unique, top = await anyio.to_thread.run_sync(issue_stats.tag_values, parts.engine, issue["id"], key)
     return answer({
         "key": key, "name": key.capitalize(), "totalValues": total, "uniqueValues": unique,
-        "topValues": [{"key": key, "name": value, "value": value, "count": count, "firstSeen": shapes.iso(first),
-                       "lastSeen": shapes.iso(last)} for value, count, first, last in top],
+        "topValues": [{"key": key, "name": value, "value": value, "count": count, "firstSeen": sentry_json.iso(first),
+                       "lastSeen": sentry_json.iso(last)} for value, count, first, last in top],
     })
 
 
@@ -138,7 +138,7 @@ async def _timeline(request: Request, parts: Parts) -> list[dict[str, Any]]:
     def read() -> list[dict[str, Any]]:
         ids = lookup.user_ids(parts.engine)
         entries = parts.triage.timeline(issue["id"])
-        return [shapes.activity(number, entry, ids) for number, entry in enumerate(entries, 1)][::-1]
+        return [sentry_json.activity(number, entry, ids) for number, entry in enumerate(entries, 1)][::-1]
 
     return await anyio.to_thread.run_sync(read)
 
@@ -164,7 +164,7 @@ async def add_note(request: Request, caller: ApiCaller, parts: Parts) -> Respons
         parts.triage.add_comment(issue["id"], caller.name, text)
         ids = lookup.user_ids(parts.engine)
         entries = [e for e in parts.triage.timeline(issue["id"]) if e.kind == "comment" and e.actor == caller.name]
-        return shapes.activity(0, entries[-1], ids)
+        return sentry_json.activity(0, entries[-1], ids)
 
     return answer(await anyio.to_thread.run_sync(added), status=201)
 

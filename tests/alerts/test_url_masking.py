@@ -1,10 +1,10 @@
-"""app/alerts/unquoted.py: a webhook's URL, whole or in parts, masked in a text that quotes it."""
+"""app/alerts/url_masking.py: a webhook's URL, whole or in parts, masked in a text that quotes it."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.alerts.unquoted import unquoted
+from app.alerts.url_masking import unquoted
 
 SLACK = "https://hooks.slack.com/services/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"
 

@@ -22,7 +22,7 @@ from app.inbox.search import IssueSearch
 from app.inbox.triage import Triage
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import base_url
-from app.webapi import lookup, shapes
+from app.webapi import lookup, sentry_json
 from app.webapi.auth import ApiCaller
 from app.webapi.lookup import BadRequest
 from reflex_lookout.protocol.asgi import read_body
@@ -116,7 +116,7 @@ def shaped_issues(parts: Parts, rows: list[dict[str, Any]], base: str) -> list[d
     ids = lookup.user_ids(parts.engine)
     with parts.engine.connect() as connection:
         ignores = states.ignore_ends(connection, [row["id"] for row in rows if row["status"] == states.IGNORED])
-    return [shapes.issue(row, base, users.get(row["id"], 0), ids, ignores.get(row["id"])) for row in rows]
+    return [sentry_json.issue(row, base, users.get(row["id"], 0), ids, ignores.get(row["id"])) for row in rows]
 
 
 async def shaped_issue(parts: Parts, row: dict[str, Any], base: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from app.presentation.event import MAX_BREADCRUMBS
 from app.presentation.stack import CONTEXT_AROUND, MAX_FRAMES, MAX_LINE
 from app.presentation.tags import tag_rows
 from app.protocol.fields import text, whole
-from app.webapi.shapes import iso
+from app.webapi.sentry_json import iso
 
 MAX_EXCEPTIONS = 20  # of a chain
 
