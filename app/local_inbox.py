@@ -16,8 +16,9 @@ from __future__ import annotations
 import sqlalchemy
 from sqlalchemy import exists, func, select
 
-from app.models import InboxRead, table_of
+from app.inbox.models import InboxRead
 from app.settings import SETTINGS
+from app.tables import table_of
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from reflex_lookout.settings import Dsn
 from reflex_lookout.tables import OUTBOX

@@ -22,8 +22,8 @@ import sqlalchemy
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.alerts.models import AlertRules
 from app.alerts.tables import RULES
-from app.models import AlertRules
 from app.protocol.fields import whole
 
 TABLE = RULES

@@ -3,7 +3,8 @@ names the inbox's)."""
 
 from __future__ import annotations
 
-from app.models import Alert, AlertChannel, AlertDelivery, AlertRules, table_of
+from app.alerts.models import Alert, AlertChannel, AlertDelivery, AlertRules
+from app.tables import table_of
 
 RULES = table_of(AlertRules)
 CHANNELS = table_of(AlertChannel)

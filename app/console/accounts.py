@@ -36,7 +36,9 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import delete, insert, select, update
 
-from app.models import ApiToken, ConsoleSession, ConsoleUser, table_of
+from app.console.models import ConsoleSession, ConsoleUser
+from app.tables import table_of
+from app.webapi.models import ApiToken
 
 ROLES = ("viewer", "maintainer")
 SESSION_S = 7 * 86400

@@ -17,9 +17,10 @@ import sqlalchemy
 from sqlalchemy import insert, select, update
 
 from app import db
+from app.console.models import ConsoleUser
 from app.inbox.states import CHANGES, StateError
 from app.inbox.tables import COMMENTS, ISSUES
-from app.models import ConsoleUser, table_of
+from app.tables import table_of
 
 USERS = table_of(ConsoleUser)
 STATUS, ASSIGNED, MERGED, UNMERGED, COMMENT = "status", "assigned", "merged", "unmerged", "comment"

@@ -16,7 +16,8 @@ import time
 import sqlalchemy
 from sqlalchemy import insert, select, update
 
-from app.models import InboxEvent, InboxIssue, InboxIssueChange, table_of
+from app.inbox.models import InboxEvent, InboxIssue, InboxIssueChange
+from app.tables import table_of
 
 UNRESOLVED, RESOLVED, IGNORED, REGRESSED = "unresolved", "resolved", "ignored", "regressed"
 OPEN = (UNRESOLVED, REGRESSED)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from app.models import (
+from app.inbox.models import (
     InboxBackfill,
     InboxComment,
     InboxCount,
@@ -21,8 +21,8 @@ from app.models import (
     InboxSavedSearch,
     InboxTagQueue,
     InboxTransaction,
-    table_of,
 )
+from app.tables import table_of
 
 T = TypeVar("T")  # what `chunks` slices: row ids, or names
 

@@ -3,7 +3,8 @@ and public key) and its settings' row."""
 
 from __future__ import annotations
 
-from app.models import InboxProject, InboxProjectSettings, table_of
+from app.projects.models import InboxProject, InboxProjectSettings
+from app.tables import table_of
 
 PROJECTS = table_of(InboxProject)
 PROJECT_SETTINGS = table_of(InboxProjectSettings)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.models import SourceMapBuild, SourceMapFile, UploadChunk, UploadToken, table_of
+from app.sourcemaps.models import SourceMapBuild, SourceMapFile, UploadChunk, UploadToken
+from app.tables import table_of
 
 BUILDS = table_of(SourceMapBuild)
 FILES = table_of(SourceMapFile)

@@ -13,9 +13,9 @@ from app import db
 from app.alerts import configure
 from app.alerts.alert import ERROR_BYTES
 from app.alerts.configure import CHANNELS, DELIVERIES, masked
+from app.alerts.models import Alert
 from app.alerts.rules import Rules
 from app.ingest.store import InboxStore
-from app.models import Alert
 from app.projects.registry import Projects
 from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN

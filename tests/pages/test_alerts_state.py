@@ -16,12 +16,12 @@ from sqlalchemy import insert, select
 from app import db
 from app.alerts import configure
 from app.alerts.configure import CHANNELS, DELIVERIES
+from app.alerts.models import Alert, AlertRules
 from app.alerts.rules import Rules
 from app.console import state as console
 from app.console.accounts import Accounts
 from app.console.state import REFUSED
 from app.ingest.store import InboxStore
-from app.models import Alert, AlertRules
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
 from app.projects.registry import Projects

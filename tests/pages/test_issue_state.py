@@ -19,13 +19,14 @@ from app.console import state as console
 from app.console.accounts import Accounts
 from app.console.state import REFUSED
 from app.inbox.activity import MAX_COMMENT
+from app.inbox.models import InboxIssueChange
 from app.inbox.tables import COMMENTS, EVENTS, GROUPHASHES, ISSUES
 from app.inbox.triage import Triage
 from app.ingest.store import InboxStore
-from app.models import InboxIssueChange, table_of
 from app.pages import issue
 from app.pages.issue_state import IssueState
 from app.pages.issue_triage_state import MAINTAINERS_ONLY, NOBODY, NOT_YOURS
+from app.tables import table_of
 from reflex_lookout.settings import Dsn
 from tests.console.clients import LOOPBACK, STRANGER, client_state, run, shown, signed_in
 from tests.environment import LOCAL_DSN
