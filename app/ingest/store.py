@@ -33,8 +33,7 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, insert, select, update
 
-from app.inbox import eviction, states
-from app.inbox.tables import EVENTS, ISSUES, MAX_ENVELOPE_BYTES
+from app.inbox.tables import MAX_ENVELOPE_BYTES
 from app.ingest.event_writer import write_event
 from app.ingest.grouping import group
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
@@ -347,25 +346,6 @@ class InboxStore:
         except (SettingsError, ValueError):
             return ScrubbingSettings().scrub_data
         return self.scrubbing_of(project_id).scrub_data
-
-    def delete_issue(self, issue_id: int, actor: str) -> int:
-        """Delete the issue with its stored events (and the envelopes no other kept event is stored
-        in), their feedback and its history, as retention deletes issues (app/inbox/eviction.py); how
-        many events went. An event with the same fingerprint later starts a new issue. `StateError`
-        if there is no such issue."""
-        with self.engine.begin() as connection:
-            if connection.execute(select(ISSUES.c.id).where(ISSUES.c.id == issue_id)).first() is None:
-                raise states.StateError(f"There is no issue {issue_id}.")
-            events = connection.execute(
-                select(sqlalchemy.func.count()).select_from(EVENTS).where(EVENTS.c.issue_id == issue_id)).scalar_one()
-            eviction.delete_issues(connection, [issue_id])
-        logger.info("issue %d deleted by %s with %d stored events", issue_id, actor, events)
-        return int(events)
-
-    def change_status(self, issue_id: int, to_status: str, actor: str, in_next_release: bool = False) -> str:
-        """Move an issue to another status (see app/inbox/states.py); the status it had."""
-        with self.engine.begin() as connection:
-            return states.change(connection, issue_id, to_status, actor, in_next_release)
 
 
 def lost_a_race(exc: BaseException) -> bool:

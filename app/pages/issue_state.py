@@ -16,10 +16,9 @@ import anyio.to_thread
 import reflex as rx
 
 from app import db, routes
-from app.console.state import ago, inbox_reader, one_of
+from app.console.state import ago, inbox_reader, one_of, triage
 from app.inbox import issue_stats, states
 from app.ingest.event_writer import trace_of
-from app.ingest.store import InboxStore
 from app.pages.issue_rows import PERIODS, DistributionRow, chart_points, distribution_rows
 from app.pages.issue_triage_state import IssueTriage, TriageView, read_triage
 from app.presentation import event as present, stack as present_stack
@@ -207,7 +206,7 @@ class IssueState(IssueTriage, rx.State):
                 self.message = "Only a maintainer can delete an issue."
             return None
         try:
-            await anyio.to_thread.run_sync(lambda: InboxStore(db.engine()).delete_issue(self.issue_id, viewer.name))
+            await anyio.to_thread.run_sync(lambda: triage().delete_issue(self.issue_id, viewer.name))
         except states.StateError as exc:
             self.message = str(exc)
             return None
@@ -226,7 +225,7 @@ class IssueState(IssueTriage, rx.State):
         self.message = self.notice = ""
         try:
             await anyio.to_thread.run_sync(
-                lambda: InboxStore(db.engine()).change_status(self.issue_id, to_status, viewer.name, in_next_release)
+                lambda: triage().change_status(self.issue_id, to_status, viewer.name, in_next_release)
             )
         except states.StateError as exc:
             self.message = str(exc)

@@ -11,6 +11,7 @@ import sqlalchemy
 from app.alerts import rules, triggers
 from app.alerts.rules import Rules
 from app.inbox import states
+from app.inbox.triage import Triage
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from tests.environment import LOCAL_DSN
@@ -80,16 +81,16 @@ def test_an_alert_is_committed_with_its_event_or_not_at_all(inbox: InboxStore) -
 def test_a_regression_alerts_once_per_quiet_period(inbox: InboxStore) -> None:
     ingest(inbox, T0)
     issue_id = issue(inbox)["id"]
-    inbox.change_status(issue_id, states.RESOLVED, "ada")
+    Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ada")
     ingest(inbox, T0 + MINUTE, environment="staging")
     [regression] = alerts(inbox, "regression")
     assert (regression["reason"], regression["event_count"], regression["environment"], regression["last_seen"]) == (
         "A resolved issue happened again.", 2, "staging", T0 + MINUTE)
-    inbox.change_status(issue_id, states.RESOLVED, "ada")
+    Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ada")
     ingest(inbox, T0 + 30 * MINUTE)  # regressed again, 29 minutes after its regression alert
     assert issue(inbox)["status"] == states.REGRESSED
     assert len(alerts(inbox, "regression")) == 1
-    inbox.change_status(issue_id, states.RESOLVED, "ada")
+    Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ada")
     ingest(inbox, T0 + 31.5 * MINUTE)  # the quiet period (30 minutes) is over
     assert [a["created_at"] for a in alerts(inbox, "regression")] == [T0 + MINUTE, T0 + 31.5 * MINUTE]
 
@@ -98,7 +99,7 @@ def test_a_shorter_quiet_period_lets_regressions_alert_sooner(inbox: InboxStore)
     set_rules(inbox, quiet_minutes=0)
     ingest(inbox, T0)
     for at in (T0 + 1, T0 + 2):
-        inbox.change_status(issue(inbox)["id"], states.RESOLVED, "ada")
+        Triage(inbox.engine).change_status(issue(inbox)["id"], states.RESOLVED, "ada")
         ingest(inbox, at)
     assert len(alerts(inbox, "regression")) == 2
 
@@ -107,12 +108,12 @@ def test_an_issue_resolved_in_its_release_or_ignored_does_not_alert(inbox: Inbox
     set_rules(inbox, spike_events=2)
     ingest(inbox, T0, release="shop@1.0")
     issue_id = issue(inbox)["id"]
-    inbox.change_status(issue_id, states.RESOLVED, "ada", in_next_release=True)
+    Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ada", in_next_release=True)
     for n in range(4):  # still running the release it was resolved in: expected, even many
         ingest(inbox, T0 + n + 1, release="shop@1.0")
     assert issue(inbox)["status"] == states.RESOLVED
-    inbox.change_status(issue_id, states.UNRESOLVED, "ada")
-    inbox.change_status(issue_id, states.IGNORED, "ada")
+    Triage(inbox.engine).change_status(issue_id, states.UNRESOLVED, "ada")
+    Triage(inbox.engine).change_status(issue_id, states.IGNORED, "ada")
     for n in range(4):
         ingest(inbox, T0 + n + 10)
     assert [a["rule"] for a in alerts(inbox)] == ["new"]
@@ -122,7 +123,7 @@ def test_rules_switched_off_alert_nothing(inbox: InboxStore) -> None:
     set_rules(inbox, new_issue=False, regression=False, spike=False, spike_events=1)
     ingest(inbox, T0)
     ingest(inbox, T0 + 1)
-    inbox.change_status(issue(inbox)["id"], states.RESOLVED, "ada")
+    Triage(inbox.engine).change_status(issue(inbox)["id"], states.RESOLVED, "ada")
     ingest(inbox, T0 + 2)
     assert issue(inbox)["status"] == states.REGRESSED
     assert alerts(inbox) == []
@@ -184,7 +185,7 @@ def test_each_issue_alerts_for_itself(inbox: InboxStore) -> None:
 
 def test_alerts_outlive_their_issue(inbox: InboxStore) -> None:
     ingest(inbox, T0)
-    inbox.delete_issue(issue(inbox)["id"], "ada")
+    Triage(inbox.engine).delete_issue(issue(inbox)["id"], "ada")
     assert [a["title"] for a in alerts(inbox)] == ["KeyError: 'user'"]
 
 
@@ -202,7 +203,7 @@ def test_prune_deletes_old_sent_alerts_but_the_newest_of_each_issue_and_rule(inb
     set_rules(inbox, quiet_minutes=0)
     ingest(inbox, T0)  # new
     for at in (T0 + 1, T0 + 2, T0 + 3):  # three regressions
-        inbox.change_status(issue(inbox)["id"], states.RESOLVED, "ada")
+        Triage(inbox.engine).change_status(issue(inbox)["id"], states.RESOLVED, "ada")
         ingest(inbox, at)
     with inbox.engine.begin() as connection:
         queued = triggers.queue_test_alert(connection, 7, T0 + 4)  # not fanned out yet

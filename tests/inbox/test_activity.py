@@ -114,7 +114,7 @@ def test_the_timeline_shows_status_assignment_merge_and_comment_in_order_with_wh
     capture("price", "shop@1.0")
     cart_id, price_id = (row[0] for row in query(inbox, "select id from inbox_issue order by id"))
     triage = Triage(inbox.engine)
-    inbox.change_status(cart_id, states.RESOLVED, "ada", in_next_release=True)
+    Triage(inbox.engine).change_status(cart_id, states.RESOLVED, "ada", in_next_release=True)
     capture("cart", "shop@1.1")  # regresses it
     triage.assign(cart_id, "bob", "ada")
     triage.merge([cart_id, price_id], "cy")

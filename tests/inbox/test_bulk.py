@@ -52,7 +52,7 @@ def commits(engine: sqlalchemy.Engine) -> Iterator[list[None]]:
 
 def test_a_bulk_resolve_of_1200_issues_runs_in_chunks_with_progress(inbox: InboxStore) -> None:
     ids = many_issues(inbox, 1200)
-    inbox.change_status(ids[700], states.RESOLVED, "bob")
+    Triage(inbox.engine).change_status(ids[700], states.RESOLVED, "bob")
     progress: list[tuple[int, int]] = []
     with commits(inbox.engine) as committed:
         outcome = Triage(inbox.engine).bulk(Action("resolve"), ids + ids[:3], "ada", lambda *p: progress.append(p))

@@ -10,6 +10,7 @@ import sqlalchemy
 
 from app.inbox.eviction import delete_events, delete_issues, stored_bytes
 from app.inbox.tables import LOGS
+from app.inbox.triage import Triage
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
@@ -26,7 +27,7 @@ def test_a_deleted_issue_takes_its_events_envelopes_feedback_and_history_and_not
                         build(LOCAL_DSN, [("feedback", json.dumps(feedback).encode())])], time.time())
     InboxFeeder(outbox, inbox).feed_once()
     [(issue_id,)] = query(inbox, f"select issue_id from inbox_event where event_id = '{doomed['event_id']}'")
-    inbox.change_status(issue_id, "resolved", "someone")
+    Triage(inbox.engine).change_status(issue_id, "resolved", "someone")
     with inbox.engine.begin() as connection:
         assert delete_issues(connection, [issue_id]) == 1
     assert query(inbox, "select title from inbox_issue") == [("KeyError: 'kept'",)]

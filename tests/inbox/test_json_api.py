@@ -12,6 +12,7 @@ import sqlalchemy
 from app.console.accounts import COOKIE, Accounts, Viewer
 from app.inbox import json_api
 from app.inbox.reading import InboxReader
+from app.inbox.triage import Triage
 from app.ingest.store import InboxStore
 from plugin_support.concurrency import Peak
 from tests.factories import error, event_envelope
@@ -237,7 +238,7 @@ async def test_passwords_are_checked_a_few_at_a_time(inbox: InboxStore) -> None:
 async def test_a_search_query_answers_and_one_that_does_not_parse_gets_400_with_its_sentence(inbox: InboxStore) -> None:
     inbox.ingest_envelope(event_envelope(error("'user'")), received_at=100.0)
     inbox.ingest_envelope(event_envelope({**error("disk full", kind="OSError"), "tags": {"shard": "b_2"}}), received_at=200.0)
-    inbox.change_status(1, "resolved", "alice")
+    Triage(inbox.engine).change_status(1, "resolved", "alice")
     async with client(inbox) as http:
         found = (await http.get("/api/inbox/issues", params={"query": "shard:b_2 disk"})).json()
         assert [i["title"] for i in found["issues"]] == ["OSError: disk full"] and found["total"] == 1

@@ -90,7 +90,7 @@ def test_comments_history_and_feedback_move_and_an_ignore_keeps_counting(inbox: 
     stays_id, goes_id = (row[0] for row in issues(inbox).values())
     triage = Triage(inbox.engine)
     triage.add_comment(goes_id, "bob", "Same bug as the other one")
-    inbox.change_status(goes_id, states.RESOLVED, "bob")
+    Triage(inbox.engine).change_status(goes_id, states.RESOLVED, "bob")
     with inbox.engine.begin() as connection:
         states.ignore(connection, stays_id, "ada", more_events=2)  # until its count is 4
 

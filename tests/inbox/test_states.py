@@ -9,6 +9,7 @@ import sqlalchemy
 
 from app.inbox import states
 from app.inbox.reading import InboxReader
+from app.inbox.triage import Triage
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
 from tests.environment import LOCAL_DSN
@@ -28,7 +29,7 @@ def status(inbox: InboxStore, issue_id: int) -> str:
 
 def test_a_resolved_issue_regresses_when_it_happens_again(inbox: InboxStore) -> None:
     issue_id = issue_of(inbox)
-    assert inbox.change_status(issue_id, states.RESOLVED, "ada") == states.UNRESOLVED
+    assert Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ada") == states.UNRESOLVED
     issue_of(inbox)
     assert status(inbox, issue_id) == states.REGRESSED
     changes = [(c["actor"], c["from_status"], c["to_status"]) for c in InboxReader(inbox.engine).history(issue_id)]
@@ -38,7 +39,7 @@ def test_a_resolved_issue_regresses_when_it_happens_again(inbox: InboxStore) -> 
 
 def test_resolved_in_the_next_release_regresses_only_in_another_release(inbox: InboxStore) -> None:
     issue_id = issue_of(inbox, release="shop@1.0")
-    inbox.change_status(issue_id, states.RESOLVED, "ada", in_next_release=True)
+    Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ada", in_next_release=True)
     issue_of(inbox, release="shop@1.0")  # still running the old release: expected
     issue_of(inbox)  # no release: nothing to compare
     assert status(inbox, issue_id) == states.RESOLVED
@@ -54,10 +55,10 @@ def _last_event_id(inbox: InboxStore) -> str:
 
 def test_ignored_issues_stay_ignored_until_unignored(inbox: InboxStore) -> None:
     issue_id = issue_of(inbox)
-    inbox.change_status(issue_id, states.IGNORED, "ada")
+    Triage(inbox.engine).change_status(issue_id, states.IGNORED, "ada")
     issue_of(inbox)
     assert status(inbox, issue_id) == states.IGNORED
-    inbox.change_status(issue_id, states.UNRESOLVED, "bob")
+    Triage(inbox.engine).change_status(issue_id, states.UNRESOLVED, "bob")
     assert status(inbox, issue_id) == states.UNRESOLVED
 
 
@@ -86,11 +87,11 @@ def test_an_ignore_for_a_time_runs_out_with_the_first_event_after_it(inbox: Inbo
 @pytest.mark.parametrize(("first", "then"), [("ignored", "resolved"), ("resolved", "ignored")])
 def test_changes_the_state_does_not_allow_are_refused(inbox: InboxStore, first: str, then: str) -> None:
     issue_id = issue_of(inbox)
-    inbox.change_status(issue_id, first, "ada")
+    Triage(inbox.engine).change_status(issue_id, first, "ada")
     with pytest.raises(states.StateError, match=f"that is {first} cannot become {then}"):
-        inbox.change_status(issue_id, then, "ada")
+        Triage(inbox.engine).change_status(issue_id, then, "ada")
     with pytest.raises(states.StateError, match="no issue 999"):
-        inbox.change_status(999, states.RESOLVED, "ada")
+        Triage(inbox.engine).change_status(999, states.RESOLVED, "ada")
 
 
 def test_deleting_an_issue_takes_its_events_feedback_and_history(inbox: InboxStore) -> None:
@@ -101,15 +102,15 @@ def test_deleting_an_issue_takes_its_events_feedback_and_history(inbox: InboxSto
     inbox.ingest_envelope(event_envelope(other))
     feedback = {"contexts": {"feedback": {"associated_event_id": first["event_id"], "message": "broken"}}}
     inbox.ingest_envelope(build(LOCAL_DSN, [("feedback", json.dumps(feedback).encode())]))
-    inbox.change_status(issue_id, states.RESOLVED, "ann")
-    assert inbox.delete_issue(issue_id, "ann") == 1
+    Triage(inbox.engine).change_status(issue_id, states.RESOLVED, "ann")
+    assert Triage(inbox.engine).delete_issue(issue_id, "ann") == 1
     reader = InboxReader(inbox.engine)
     assert reader.issue(issue_id) is None and reader.event(first["event_id"]) is None
     assert reader.event(other["event_id"]) is not None
     assert query(inbox, "select count(*) from inbox_feedback") == [(0,)]
     assert query(inbox, f"select count(*) from inbox_issue_change where issue_id = {issue_id}") == [(0,)]
     with pytest.raises(states.StateError, match="There is no issue"):
-        inbox.delete_issue(issue_id, "ann")
+        Triage(inbox.engine).delete_issue(issue_id, "ann")
     again = error("'gone'")
     inbox.ingest_envelope(event_envelope(again))
     assert reader.event(again["event_id"])["issue_id"] != issue_id  # a new issue

@@ -23,6 +23,7 @@ import sqlalchemy
 from app.inbox.search import IssueSearch, SearchError, engine, plan
 from app.inbox.short_ids import short_id
 from app.inbox.tables import ISSUES
+from app.inbox.triage import Triage
 from app.ingest.store import InboxStore
 from app.projects.registry import Projects
 from tests.environment import LOCAL_DSN
@@ -88,13 +89,13 @@ def world(inbox: InboxStore) -> Inbox:
     send(30 * HOUR, "billing@3.0", (ZeroDivisionError, "division by zero"), dsn=billing_dsn)
     send(3 * HOUR, "shop@2.0", (KeyError, "user_id"))
     ids = dict(zip("ADBFC", range(1, 6), strict=True))
-    inbox.change_status(ids["C"], "resolved", "alice")
+    Triage(inbox.engine).change_status(ids["C"], "resolved", "alice")
     send(2 * HOUR, "shop@2.0", (KeyError, "user_id"))
     a(1 * HOUR)
     send(30 * 60, "shop@1.1", "cache miss")
     ids["E"] = 6
-    inbox.change_status(ids["B"], "resolved", "alice")
-    inbox.change_status(ids["D"], "ignored", "alice")
+    Triage(inbox.engine).change_status(ids["B"], "resolved", "alice")
+    Triage(inbox.engine).change_status(ids["D"], "ignored", "alice")
     with inbox.engine.begin() as connection:
         for name, who in (("A", "alice"), ("E", "bob")):
             connection.execute(sqlalchemy.update(ISSUES).where(ISSUES.c.id == ids[name]).values(assignee=who))
