@@ -31,8 +31,8 @@ from app.alerts import rules as alert_rules
 from app.alerts.rules import Rules
 from app.alerts.tables import ALERTS, DELIVERIES
 from app.inbox import states
+from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
 from app.inbox.tables import EVENTS, ISSUES
-from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, TITLE_LENGTH
 from app.protocol.fields import cut
 
 # What an event counted into an existing issue did (`outcome`); NEW: it started one.

@@ -2,7 +2,7 @@
 of rows however many events the issue has:
 
 - `tag_distribution`: per tag key, how many events carry it and its most common values, from the tag
-  index counted at ingest (app/ingest/tag_index.py), not by reading events back.
+  index counted at ingest (app/inbox/tag_index.py), not by reading events back.
 - `releases`: the first and last release the issue was seen in (the `release` tag's first and last seen).
 - `users_affected`: how many users its events named (the `user` tag's distinct values).
 - `events_over_time`: stored events per hour over the last 24 hours, or per day over the last 30,

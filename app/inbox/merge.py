@@ -20,11 +20,11 @@ from sqlalchemy import delete, func, insert, select, update
 
 from app import db
 from app.inbox import activity, states
+from app.inbox.grouping import group
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.states import CHANGES, StateError
 from app.inbox.tables import BACKFILLS, COMMENTS, EVENTS, GROUPHASHES, ISSUE_TAGS, ISSUES, TAG_QUEUE
-from app.ingest.grouping import group
-from app.ingest.tag_index import TagCounts, derived_tags, upsert
+from app.inbox.tag_index import TagCounts, derived_tags, upsert
 
 logger = logging.getLogger(__name__)
 MAX_MERGE = 100  # issues merged at once

@@ -11,7 +11,7 @@ import app.projects.models  # noqa: F401  (inbox_project, which these tables ref
 
 
 class InboxIssue(SQLModel, table=True):
-    """Events with one fingerprint (app/ingest/grouping.py) in one project."""
+    """Events with one fingerprint (app/inbox/grouping.py) in one project."""
 
     __tablename__ = "inbox_issue"
     __table_args__ = (
@@ -60,7 +60,7 @@ class InboxGroupHash(SQLModel, table=True):
 
 
 class InboxIssueTag(SQLModel, table=True):
-    """One tag value of an issue's events, counted at ingest (app/ingest/tag_index.py): what search
+    """One tag value of an issue's events, counted at ingest (app/inbox/tag_index.py): what search
     (`key:value`) and the issue page's distributions read."""
 
     __tablename__ = "inbox_issue_tag"

@@ -1,7 +1,7 @@
-"""The writer of issues and events: an error or message event is grouped (app/ingest/grouping.py)
+"""The writer of issues and events: an error or message event is grouped (app/inbox/grouping.py)
 into its issue, new or counted again, and stored once per `event_id`, on the caller's connection
 (the ingest transaction), with the alert it makes due, if any (app/alerts/triggers.py), and its
-tags counted for the issue's tag index (queued in the same transaction: app/ingest/tag_index.py)."""
+tags counted for the issue's tag index (queued in the same transaction: app/inbox/tag_index.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from sqlalchemy import bindparam, case, insert, select, update
 from app import db
 from app.alerts import triggers
 from app.inbox import states
+from app.inbox.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
 from app.inbox.tables import EVENTS, GROUPHASHES, ISSUES
-from app.ingest.grouping import CULPRIT_LENGTH, LEVEL_LENGTH, group
-from app.ingest.tag_index import TagCounts, derived_tags
+from app.inbox.tag_index import TagCounts, derived_tags
 from app.protocol.fields import cut, mapping, seconds
 
 # Fields kept in columns, cut at Relay's limits (relay-event-schema `MaxChars`), as grouping does:

@@ -10,9 +10,9 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import insert, update
 
+from app.inbox.grouping import LEVEL_LENGTH
 from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 from app.ingest.event_writer import ENVIRONMENT_LENGTH, ID_LENGTH, NAME_LENGTH
-from app.ingest.grouping import LEVEL_LENGTH
 from app.protocol.fields import cut, listed, mapping, seconds, text, whole
 
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")

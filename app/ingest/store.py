@@ -33,9 +33,10 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, insert, select, update
 
+from app.inbox.grouping import group
 from app.inbox.tables import MAX_ENVELOPE_BYTES
+from app.inbox.tag_index import TagCounts
 from app.ingest.event_writer import write_event
-from app.ingest.grouping import group
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
 from app.ingest.incoming import (
     COUNTED_ITEM_TYPES,
@@ -49,7 +50,6 @@ from app.ingest.incoming import (
 )
 from app.ingest.log_writer import add_count, counts as counted, write_counts, write_feedback, write_logs
 from app.ingest.tag_counter import count_queued
-from app.ingest.tag_index import TagCounts
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import add_contexts, contexts_from_user_agent
 from app.projects.registry import LOCAL_PROJECT_ID
@@ -168,7 +168,7 @@ class InboxStore:
             keys = Keys(wanted) if within is not None else None
             try:
                 with self._transaction(within) as connection:
-                    tags = TagCounts()  # the batch's, queued once for the tag counter (app/ingest/tag_index.py)
+                    tags = TagCounts()  # the batch's, queued once for the tag counter (app/inbox/tag_index.py)
                     results = self._write_all(connection, read, tags, keys)
                     tags.queue(connection)
                     # A Readable still: set aside, another feeder's transaction holds its keys.

@@ -1,7 +1,7 @@
 """The tag index of events stored before migration 0015: a bounded background pass.
 
 Migration 0015 records the ids of the events it found (`inbox_backfill` row "tags": `next_id` to
-`until_id`); events stored since are counted at ingest (app/ingest/tag_index.py) and have larger
+`until_id`); events stored since are counted at ingest (app/inbox/tag_index.py) and have larger
 ids, so each event is counted once. `backfill_step` indexes the next few of those events in one
 transaction, exactly as ingest counts them, and moves `next_id` past them (the row goes when the
 pass is done); `TagBackfill.run` takes steps in the background, under a lease so that one worker
@@ -20,7 +20,7 @@ from sqlalchemy import delete, select, update
 
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.tables import BACKFILLS, EVENTS
-from app.ingest.tag_index import TagCounts, derived_tags
+from app.inbox.tag_index import TagCounts, derived_tags
 from reflex_lookout.background import Lease
 
 logger = logging.getLogger(__name__)

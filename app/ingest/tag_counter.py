@@ -1,4 +1,4 @@
-"""The tag counter: adds the tag counts the ingest transactions queued (app/ingest/tag_index.py,
+"""The tag counter: adds the tag counts the ingest transactions queued (app/inbox/tag_index.py,
 `inbox_tag_queue`) into the tag index, soon after, under a lease so that one worker does it.
 
 Each step takes the oldest queue rows (up to `LIMIT`) and deletes them in the transaction that adds
@@ -29,7 +29,7 @@ import anyio.to_thread
 import sqlalchemy
 
 from app.inbox.tables import TAG_QUEUE
-from app.ingest.tag_index import upsert_rows
+from app.inbox.tag_index import upsert_rows
 from reflex_lookout.background import Lease
 
 logger = logging.getLogger(__name__)

@@ -9,9 +9,9 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, insert, select
 
+from app.inbox.grouping import LEVEL_LENGTH
 from app.inbox.tables import TRANSACTIONS
 from app.ingest.event_writer import ENVIRONMENT_LENGTH, ID_LENGTH, NAME_LENGTH, event_id_of, stored
-from app.ingest.grouping import LEVEL_LENGTH
 from app.protocol.fields import cut, listed, mapping, seconds
 
 STORED_TRANSACTION = select(TRANSACTIONS.c.id).where(

@@ -1,7 +1,7 @@
 """Sentry's browser, os and device contexts, and their tags, from an event's `User-Agent` header,
 where the SDK sent none: Relay fills them for Sentry (the browser SDK sends the request's
 `User-Agent`, not these contexts), and the store does it for the inbox (app/ingest/store.py), before
-the event is grouped, stored and its tags counted (app/ingest/tag_index.py).
+the event is grouped, stored and its tags counted (app/inbox/tag_index.py).
 
 Parsed with ua-parser, the maintained Python implementation of uap-core's rules (the rules Relay
 parses with too; they come in ua-parser-builtins), on its Rust engine ua-parser-rs: linear-time
@@ -26,7 +26,7 @@ from typing import Any
 
 import ua_parser
 
-from app.ingest.tag_index import Tag, bounded, named
+from app.inbox.tag_index import Tag, bounded, named
 from app.protocol.fields import mapping, text
 
 logger = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ import json
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from app.ingest.grouping import exceptions, frames
+from app.inbox.grouping import exceptions, frames
 from app.presentation.event import display
 from app.presentation.words import plural
 from app.protocol.fields import text, whole

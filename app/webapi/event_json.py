@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.ingest.grouping import exceptions, frames
+from app.inbox.grouping import exceptions, frames
 from app.presentation.event import MAX_BREADCRUMBS
 from app.presentation.stack import CONTEXT_AROUND, MAX_FRAMES, MAX_LINE
 from app.presentation.tags import tag_rows

@@ -21,12 +21,12 @@ from app.inbox import eviction
 from app.inbox.merge import merge, unmerge
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.tables import EVENTS
+from app.inbox.tag_index import derived_tags
 from app.ingest.event_writer import FIND_ISSUE
 from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from app.ingest.tag_counter import TagCounter, count_queued, queued
-from app.ingest.tag_index import derived_tags
 from reflex_lookout.background import Lease
 from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN

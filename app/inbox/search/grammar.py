@@ -34,7 +34,7 @@ from app.inbox.search.terms import (
 from app.inbox.short_ids import parse_short_id
 
 MAX_QUERY_CHARS, MAX_TERMS, MAX_LIST_VALUES = 1000, 50, 100
-MAX_KEY, MAX_VALUE = 32, 200  # a tag's key and value, as the tag index keeps them (app/ingest/tag_index.py)
+MAX_KEY, MAX_VALUE = 32, 200  # a tag's key and value, as the tag index keeps them (app/inbox/tag_index.py)
 IS_VALUES = ("unresolved", "resolved", "ignored", "regressed", "assigned", "unassigned")
 DATE_KEYS = {"firstSeen": "first_seen", "age": "first_seen", "lastSeen": "last_seen"}
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

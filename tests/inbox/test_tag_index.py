@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sentry_sdk
 
+from app.inbox.tag_index import bounded, derived_tags
 from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from app.ingest.tag_counter import count_queued
-from app.ingest.tag_index import bounded, derived_tags
 from tests.factories import error, event_envelope, query, sentry_sdk_envelopes, store_all
 
 

@@ -20,8 +20,8 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.inbox.grouping import exceptions
 from app.inbox.tables import ISSUE_TAGS, TAG_QUEUE
-from app.ingest.grouping import exceptions
 from app.protocol.fields import listed, mapping, text
 
 MAX_KEY, MAX_VALUE = 32, 200  # Relay's MaxChars::TagKey and ::TagValue

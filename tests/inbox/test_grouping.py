@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.ingest.grouping import group, normalise
+from app.inbox.grouping import group, normalise
 from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 
 
