@@ -18,7 +18,8 @@ from reflex.istate.data import RouterData
 from app import db
 from app.console import access
 from app.console.accounts import Accounts, Viewer, cookie_token
-from app.inbox.reading import InboxReader, TraceReader
+from app.inbox.reading import InboxReader
+from app.inbox.trace_reading import TraceReader
 from app.inbox.triage import Triage
 from reflex_lookout.untraced import housekeeping, refused_event
 

@@ -46,7 +46,8 @@ from sqlalchemy import exists, insert, select
 from app.inbox.retention import Evicted, Retention
 from app.inbox.tables import READ
 from app.ingest.incoming import READ_ERRORS, Incoming, Ingested, Readable
-from app.ingest.store import InboxStore, keys_of, lock
+from app.ingest.issue_keys import keys_of, lock
+from app.ingest.store import InboxStore
 from reflex_lookout.background import RENEW_S, Lease
 from reflex_lookout.outbox import LOCAL, REJECTED, OutboxStore
 from reflex_lookout.tables import OUTBOX

@@ -23,7 +23,6 @@ filter dropped, keeps its type and nothing else. A row the inbox rejects keeps i
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import time
@@ -33,7 +32,6 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import bindparam, insert, select, update
 
-from app.inbox.grouping import group
 from app.inbox.tables import MAX_ENVELOPE_BYTES
 from app.inbox.tag_index import TagCounts
 from app.ingest.event_writer import write_event
@@ -48,7 +46,8 @@ from app.ingest.incoming import (
     UnknownProject,
     its_own_fault,
 )
-from app.ingest.log_writer import add_count, counts as counted, write_counts, write_feedback, write_logs
+from app.ingest.issue_keys import Keys, keys_of
+from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
 from app.ingest.tag_counter import count_queued
 from app.ingest.trace_writer import write_transaction
 from app.ingest.user_agent import add_contexts, contexts_from_user_agent
@@ -352,80 +351,6 @@ def lost_a_race(exc: BaseException) -> bool:
     """Whether `exc` is a transaction losing to a concurrent one (RACES), rather than a fault of the
     envelope or of the database: writing it again is what it takes."""
     return isinstance(exc, sqlalchemy.exc.DBAPIError) and getattr(exc.orig, "sqlstate", None) in RACES
-
-
-class Keys:
-    """The keys an ingest transaction holds (PostgreSQL, several feeders): an advisory lock per
-    issue an envelope's events go to (their project and grouping fingerprint, as
-    app/ingest/event_writer.py groups them) and per count row it adds to (sessions, client reports,
-    what an inbound filter dropped: app/ingest/log_writer.py). Two feeders never write to one
-    issue or count row at once, so neither waits on the other's issue rows, nor makes a new issue
-    the other is making. Each takes the keys of the next LOOKAHEAD envelopes at once, without
-    waiting (`pg_try_advisory_xact_lock`); an envelope whose keys another feeder holds is asked for
-    again after the rest of the batch (the other may have committed by then: the key, taken late, is
-    then held the shorter), then set aside (`InboxStore.ingest_batch`). Keys are held until the
-    transaction ends. app/ingest/feeder.py waits for them, at the start of a transaction, when an
-    envelope was set aside too often or a batch set every one aside."""
-
-    LOOKAHEAD = 25
-
-    def __init__(self, wanted: Sequence[frozenset[int]]) -> None:
-        self.wanted = wanted  # each envelope's (`keys_of`)
-        self.taken: set[int] = set()
-        self.tried_until = 0  # the envelopes before it had their keys asked for
-
-    def held(self, connection: sqlalchemy.Connection, index: int) -> bool:
-        """Whether the transaction holds envelope `index`'s keys (asked for now, with those of the
-        next envelopes, unless they were asked for lately)."""
-        if not self.wanted[index] <= self.taken and index >= self.tried_until:
-            self.tried_until = index + self.LOOKAHEAD
-            asked = set().union(*self.wanted[index:self.tried_until]) - self.taken
-            self.taken |= try_lock(connection, asked)
-        return self.wanted[index] <= self.taken
-
-    def held_now(self, connection: sqlalchemy.Connection, indexes: Sequence[int]) -> list[int]:
-        """Of envelopes `indexes`, those whose keys the transaction holds now that it asked again for
-        the missing ones (once, for all of them)."""
-        self.taken |= try_lock(connection, set().union(*(self.wanted[index] for index in indexes)) - self.taken)
-        return [index for index in indexes if self.wanted[index] <= self.taken]
-
-
-INGEST_LOCK = 7_426_004  # PostgreSQL advisory locks (two-int keys: this, and a key of `keys_of`): the ingest's
-TRY_LOCK = f"SELECT key FROM unnest(%s::int[]) AS key WHERE pg_try_advisory_xact_lock({INGEST_LOCK}, key)"
-LOCK = (f"SELECT count(pg_advisory_xact_lock({INGEST_LOCK}, key)) FROM"
-        " (SELECT key FROM unnest(%s::int[]) WITH ORDINALITY AS keys (key, n) ORDER BY n) AS sorted")
-
-
-def keys_of(read: Readable | Exception) -> frozenset[int]:
-    """The keys of what an envelope counts into (see `Keys`), as 32-bit numbers: none for one that
-    cannot be read, nor for an event that cannot be grouped (its write raises that again, as its own
-    fault). Two things with one number only wait for each other."""
-    if not isinstance(read, Readable):
-        return frozenset()
-    named: list[tuple[object, ...]] = [(read.project_id, FILTERED, name) for name in read.filtered]
-    for item_type, payload, _ in read.items:
-        if item_type in EVENT_ITEM_TYPES:
-            with contextlib.suppress(Exception):
-                named.append((read.project_id, group(payload).fingerprint))
-        elif item_type in COUNTED_ITEM_TYPES:
-            with contextlib.suppress(Exception):
-                named.extend((read.project_id, kind, key) for kind, key, _ in counted(item_type, payload))
-    return frozenset(int.from_bytes(hashlib.blake2b(repr(name).encode(), digest_size=4).digest(), "big", signed=True)
-                     for name in named)
-
-
-def try_lock(connection: sqlalchemy.Connection, keys: set[int] | frozenset[int]) -> set[int]:
-    """The keys of `keys` the transaction holds now (taken without waiting; others hold the rest)."""
-    if not keys:
-        return set()
-    return set(connection.exec_driver_sql(TRY_LOCK, (sorted(keys),)).scalars())
-
-
-def lock(connection: sqlalchemy.Connection, keys: set[int] | frozenset[int]) -> None:
-    """Take `keys`, waiting for the transactions that hold them, in the order of their numbers (two
-    transactions that wait so, and only so, never wait for each other in a circle)."""
-    if keys:
-        connection.exec_driver_sql(LOCK, (sorted(keys),))
 
 
 def _rewritten(parsed: envelope.Envelope, scrubbed: list[bytes | None]) -> bytes:

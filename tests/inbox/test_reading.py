@@ -9,8 +9,9 @@ import uuid
 import pytest
 import sqlalchemy
 
-from app.inbox.reading import InboxReader, TraceReader
+from app.inbox.reading import InboxReader
 from app.inbox.tables import LOGS
+from app.inbox.trace_reading import TraceReader
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build

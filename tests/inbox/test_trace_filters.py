@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from app.inbox.reading import FACET_VALUES, TraceReader
 from app.inbox.search import SearchError
+from app.inbox.trace_reading import FACET_VALUES, TraceReader
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
 from reflex_lookout.settings import Dsn

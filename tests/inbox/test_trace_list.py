@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from app.inbox import reading
-from app.inbox.reading import TraceReader
+from app.inbox import trace_reading
+from app.inbox.trace_reading import TraceReader
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
 from reflex_lookout.settings import Dsn
@@ -87,7 +87,7 @@ def test_a_search_or_filter_lists_each_trace_it_matches_whole(reader: TraceReade
 def test_a_long_trace_says_how_many_it_has_and_reads_the_earliest(
     inbox: InboxStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reading, "TRACE_TRANSACTIONS", 3)
+    monkeypatch.setattr(trace_reading, "TRACE_TRANSACTIONS", 3)
     busy = uuid.uuid4().hex
     send(inbox, LOCAL_DSN, *[transaction(f"click {n}", "ui.action", busy, f"{n:016x}", start=100.0 - n) for n in range(5)])
     [trace], total = TraceReader(inbox.engine).traces()

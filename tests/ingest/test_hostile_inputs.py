@@ -15,9 +15,9 @@ import sqlalchemy
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app import db
-from app.inbox.reading import TraceReader
 from app.inbox.search import IssueSearch
 from app.inbox.tables import READ
+from app.inbox.trace_reading import TraceReader
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore

@@ -98,7 +98,7 @@ def test_a_project_keeps_its_key(inbox: InboxStore) -> None:
 
 
 def test_traces_and_logs_are_read_back(inbox: InboxStore) -> None:
-    from app.inbox.reading import TraceReader
+    from app.inbox.trace_reading import TraceReader
 
     for name, start in (("/a", 1.0), ("/b", 2.0)):
         body = build(LOCAL_DSN, [("transaction", json.dumps({
