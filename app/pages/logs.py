@@ -1,5 +1,5 @@
 """`/logs`: the stream of log lines from the browser and the backend, newest first, with a level
-filter, project, environment and release filters (app/pages/trace_filters.py: every line unless one
+filter, project, environment and release filters (app/components/trace_filters.py: every line unless one
 is chosen) and a search in the body; it re-reads itself every 2 s while open. A line of a trace
 links to that trace and, when the trace has an error stored, to the error's issue."""
 
@@ -14,8 +14,8 @@ import reflex as rx
 from app import routes
 from app.components.log_rows import log_row
 from app.components.page import page_at
+from app.components.trace_filters import Filters, TraceFilters, facets, filter_selects
 from app.console.state import ago, bounded, one_of, trace_reader
-from app.pages.trace_filters import Filters, TraceFilters, facets, filter_selects
 from app.presentation.log_lines import log_fields
 
 TITLE = "Logs · Lookout"

@@ -2,7 +2,7 @@
 after its root (a browser page load or navigation, or the backend event that started it), the trace's
 other transactions nested under it (a page's on_load as `TracesState.load`) and Reflex's own plumbing
 events folded (app/presentation/traces.py); of every project, environment and release unless the
-selects (app/pages/trace_filters.py) or the search (the triage search's syntax where it applies:
+selects (app/components/trace_filters.py) or the search (the triage search's syntax where it applies:
 app/inbox/trace_search.py; a trace with a matching transaction is listed) narrow them, and
 `/trace?id=<trace id>`: one trace's transactions and spans as a waterfall (a span that failed
 marked), with the errors and the log lines of the same trace beside it, each error linking to its
@@ -19,10 +19,10 @@ import reflex as rx
 from app import routes
 from app.components.log_rows import log_row
 from app.components.page import page_at
+from app.components.trace_filters import TraceFilters, facets, filter_selects
 from app.console.state import ConsoleState, ago, bounded, trace_reader
 from app.inbox.search import SearchError
 from app.inbox.search.grammar import MAX_QUERY_CHARS
-from app.pages.trace_filters import TraceFilters, facets, filter_selects
 from app.presentation import event as present
 from app.presentation.log_lines import log_fields
 from app.presentation.traces import TraceChild, TraceRow, trace_row

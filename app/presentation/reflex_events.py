@@ -15,7 +15,7 @@ def is_internal(name: str, op: str) -> bool:
 
 def short_name(name: str, op: str) -> str:
     """A Reflex handler's transaction by its class and function ("TracesState.load", also for one stored
-    as "app.pages.trace_filters.TracesState.load"); any other transaction by its name."""
+    as "app.components.trace_filters.TracesState.load"); any other transaction by its name."""
     if op in (OP, INTERNAL_OP) and name.count(".") >= 2:
         return ".".join(name.split(".")[-2:])
     return name

@@ -32,7 +32,7 @@ def page_view() -> list[dict[str, Any]]:
 
 # The same page view's backend events as stored before the plugin named them (op reflex.event for all).
 MODULE_PATHS = ["reflex.state.State.hydrate_and_load", "reflex.state.OnLoadInternalState.on_load_internal",
-                "app.pages.trace_filters.TracesState.load", "reflex.state.OnLoadInternalState.set_is_hydrated"]
+                "app.components.trace_filters.TracesState.load", "reflex.state.OnLoadInternalState.set_is_hydrated"]
 
 
 def stored_before() -> list[dict[str, Any]]:

@@ -15,10 +15,10 @@ import pytest
 import sqlalchemy
 
 from app import routes
+from app.components.trace_filters import ANY_ENVIRONMENT, ANY_PROJECT, ANY_RELEASE, TraceFilters, filters_url
 from app.console.state import REFUSED
 from app.ingest.store import InboxStore
 from app.pages.logs import LogsState
-from app.pages.trace_filters import ANY_ENVIRONMENT, ANY_PROJECT, ANY_RELEASE, TraceFilters, filters_url
 from app.pages.traces import TracesState
 from app.projects.registry import Projects
 from app.settings import SETTINGS
