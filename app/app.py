@@ -42,14 +42,15 @@ class LookoutApp(rx.App):
 
 # The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
 # them, behind the console's access check) match before the tunnel's and the ingest endpoints'.
-inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=wiring.tunnel.snapshot)
+lookout = wiring.lookout()  # the parts of this process (app/wiring.py), built once
+inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=lookout.tunnel.snapshot)
 # sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
 upload_routes = upload_api.build(db.engine())
 # Sentry's web API (/api/0/...: issues for sentry-cli and the MCP server, with an API token), outermost:
 # on the paths it shares with the upload API it takes API tokens and lets upload tokens through.
 web_api = webapi_routes.mount(db.engine())
 app = LookoutApp(
-    api_transformer=[wiring.tunnel.asgi, wiring.ingest.asgi, wiring.security.asgi, inbox_routes, upload_routes,
+    api_transformer=[lookout.tunnel.asgi, lookout.ingest.asgi, lookout.security.asgi, inbox_routes, upload_routes,
                      web_api],
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
@@ -67,8 +68,8 @@ console.connected = _connected
 add_pages(app)  # every page, as its module declares it (@page_at)
 # In order: the schema must be current before sentry-sdk or the forwarder use the outbox.
 app.register_lifespan_task(startup.prepare_process)
-app.register_lifespan_task(wiring.run_server_sdk)
-app.register_lifespan_task(wiring.run_forwarder)
-app.register_lifespan_task(wiring.run_inbox)
+app.register_lifespan_task(lookout.run_server_sdk)
+app.register_lifespan_task(lookout.run_forwarder)
+app.register_lifespan_task(lookout.run_inbox)
 # Sentry mode: uploads that failed at build, in the background.
 app.register_lifespan_task(to_sentry.retry_at_start, settings=own_build.upload_settings(), cli=own_build.SENTRY_CLI)

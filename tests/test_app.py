@@ -40,7 +40,7 @@ def backend() -> Iterator[TestClient]:
     and Reflex's CORS layer included; no lifespan runs. Built once: Reflex mounts on every build."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(app, "_compile", lambda **_: None)
-        patch.setattr(wiring.store, "depth", lambda: {})  # the stats read no database
+        patch.setattr(wiring.lookout().store, "depth", lambda: {})  # the stats read no database
         yield TestClient(app(), base_url="http://localhost:8000", client=("127.0.0.1", 5000))
 
 

@@ -69,7 +69,7 @@ class HomeState(ConsoleState, rx.State):
             ))
         else:
             self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(own_build.upload_settings(SETTINGS)))
-        self.stored_figures, self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.tunnel.snapshot))
+        self.stored_figures, self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.lookout().tunnel.snapshot))
         self.counted_by = counted_by()
 
 

@@ -14,12 +14,13 @@ from app.webapi.cors import WebApiCors
 from reflex_lookout.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
 _uploads = upload_api.build(db.engine())
-_uploads.mount("", wiring.security.asgi(wiring.ingest.asgi(wiring.tunnel.asgi())))  # anything else: 404
+_lookout = wiring.lookout()
+_uploads.mount("", _lookout.security.asgi(_lookout.ingest.asgi(_lookout.tunnel.asgi())))  # anything else: 404
 _served = WebApiCors(webapi_routes.mount(db.engine())(_uploads))  # Sentry's web API (app/webapi) in front
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
-        await serve_lifespan(receive, send, startup.prepare_process, wiring.run_inbox)
+        await serve_lifespan(receive, send, startup.prepare_process, _lookout.run_inbox)
     else:
         await _served(scope, receive, send)

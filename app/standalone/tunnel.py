@@ -9,11 +9,12 @@ from __future__ import annotations
 from app import startup, wiring
 from reflex_lookout.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
-_tunnel = wiring.tunnel.asgi()
+_lookout = wiring.lookout()
+_tunnel = _lookout.tunnel.asgi()
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
-        await serve_lifespan(receive, send, startup.prepare_process, wiring.run_forwarder)
+        await serve_lifespan(receive, send, startup.prepare_process, _lookout.run_forwarder)
     else:
         await _tunnel(scope, receive, send)

@@ -39,7 +39,7 @@ def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     eng = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(eng)
     monkeypatch.setattr(db, "engine", lambda url=None: eng)
-    monkeypatch.setattr(wiring.store, "engine", eng)  # the tunnel's figures on the home page
+    monkeypatch.setattr(wiring.lookout().store, "engine", eng)  # the tunnel's figures on the home page
     dsn = str(SETTINGS.local_dsn)
     inbox = InboxStore(eng)
     inbox.ensure_project(SETTINGS.local_dsn)

@@ -22,11 +22,12 @@ async def ping(scope: Scope, receive: Receive, send: Send) -> None:
         await respond(send, 404, b'{"detail":"Not Found"}')
 
 
-_served = wiring.ingest.asgi(wiring.tunnel.asgi(ping))
+_lookout = wiring.lookout()
+_served = _lookout.ingest.asgi(_lookout.tunnel.asgi(ping))
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
-        await serve_lifespan(receive, send, startup.prepare_process, wiring.run_forwarder, wiring.run_inbox)
+        await serve_lifespan(receive, send, startup.prepare_process, _lookout.run_forwarder, _lookout.run_inbox)
     else:
         await _served(scope, receive, send)

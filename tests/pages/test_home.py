@@ -33,7 +33,7 @@ def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     engine = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(engine)
     monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    monkeypatch.setattr(wiring.store, "engine", engine)  # the tunnel's figures on the home page
+    monkeypatch.setattr(wiring.lookout().store, "engine", engine)  # the tunnel's figures on the home page
     accounts = Accounts(engine, from_env={})
     accounts.add_user("vera", "viewer", "vera-password")
     monkeypatch.setattr(console, "_accounts", accounts)
