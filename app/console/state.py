@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import reflex as rx
+import sqlalchemy
 from reflex.istate.data import RouterData
 
 from app import db
@@ -27,31 +28,44 @@ REFRESH_S = 2.0
 WATCH_FOR_S = 3600.0  # a forgotten tab stops refreshing after an hour
 REFUSED = "Sign in to use the console from another machine."
 THIS_MACHINE = Viewer("this machine", "maintainer")
+_database: sqlalchemy.Engine | None = None  # `use_database`'s; None: the configured one (app/db.py)
 _accounts: Accounts | None = None
+
+
+def use_database(engine: sqlalchemy.Engine | None, accounts_: Accounts | None = None) -> None:
+    """Point the console's pages at `engine`, with `accounts_` (None: read from it on first use), or
+    back at the configured database (None). The one place a test gives the pages a database of its own."""
+    global _database, _accounts
+    _database, _accounts = engine, accounts_
+
+
+def database() -> sqlalchemy.Engine:
+    """The database the console's pages read and change: every page takes it from here."""
+    return _database if _database is not None else db.engine()
 
 
 def accounts() -> Accounts:
     """The console's accounts (LOOKOUT_CONSOLE_USERS is read on first use, i.e. at start-up)."""
     global _accounts
     if _accounts is None:
-        _accounts = Accounts(db.engine())
+        _accounts = Accounts(database())
     return _accounts
 
 
 def inbox_reader() -> InboxReader:
     """Issues and their events, as the console pages read them."""
-    return InboxReader(db.engine())
+    return InboxReader(database())
 
 
 def triage() -> Triage:
     """A team's changes to issues (assign, comment, merge, bulk actions), as the console pages make them;
     the users of LOOKOUT_CONSOLE_USERS may be assigned too."""
-    return Triage(db.engine(), accounts().from_env)
+    return Triage(database(), accounts().from_env)
 
 
 def trace_reader() -> TraceReader:
     """Transactions and log lines, as the console pages read them."""
-    return TraceReader(db.engine())
+    return TraceReader(database())
 
 
 def viewer_of(caller: access.Caller, cookie_header: str) -> Viewer | None:

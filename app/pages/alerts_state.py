@@ -17,13 +17,13 @@ import anyio.to_thread
 import reflex as rx
 import sqlalchemy
 
-from app import db, routes
+from app import routes
 from app.alerts import configure
 from app.alerts.alert import KINDS
 from app.alerts.channels import SECRET_MAX
 from app.alerts.rules import BOUNDS, SWITCHES, Rules
 from app.console.form_state import FormState, choice_of, is_row_id, project_of
-from app.console.state import ago, one_of
+from app.console.state import ago, database, one_of
 from app.settings import SETTINGS
 
 EVERY = "every project"
@@ -63,7 +63,7 @@ def channel_row(view: configure.ChannelView, names: dict[int, str], now: float) 
 
 def in_transaction(work: Callable[[sqlalchemy.Connection], T]) -> Callable[[], T]:
     def run() -> T:
-        with db.engine().begin() as connection:
+        with database().begin() as connection:
             return work(connection)
     return run
 

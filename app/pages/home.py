@@ -6,10 +6,10 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes, wiring
+from app import routes, wiring
 from app.components.layout import layout
 from app.components.page import page_at
-from app.console.state import ConsoleState, inbox_reader
+from app.console.state import ConsoleState, database, inbox_reader
 from app.projects.registry import Projects
 from app.settings import SETTINGS
 from app.sourcemaps import own_build
@@ -61,7 +61,7 @@ class HomeState(ConsoleState, rx.State):
     async def _read(self) -> None:
         if SETTINGS.dsn is None:
             host = self.router.headers.host or SETTINGS.local_dsn.netloc
-            found = await anyio.to_thread.run_sync(Projects(db.engine()).all)
+            found = await anyio.to_thread.run_sync(Projects(database()).all)
             self.other_projects = [(p.name, p.dsn(host)) for p in found if str(p.id) != SETTINGS.local_dsn.project_id]
             inbox = inbox_reader()
             self.inbox_counts = counted(*await anyio.to_thread.run_sync(

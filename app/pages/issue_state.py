@@ -15,8 +15,8 @@ from typing import Any
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
-from app.console.state import ago, inbox_reader, one_of, triage
+from app import routes
+from app.console.state import ago, database, inbox_reader, one_of, triage
 from app.inbox import issue_stats, states
 from app.ingest.event_writer import trace_of
 from app.pages.issue_rows import PERIODS, DistributionRow, chart_points, distribution_rows
@@ -53,7 +53,7 @@ class Read:
 
 def read_issue(issue_id: int, position: int, period: str, author: str, now: float) -> Read | None:
     """The page's data (blocking); the event at `position` (0: the latest), or the latest when that one is gone."""
-    reader, engine = inbox_reader(), db.engine()
+    reader, engine = inbox_reader(), database()
     issue = reader.issue(issue_id)
     if issue is None:
         return None

@@ -16,10 +16,9 @@ import anyio.to_thread
 import reflex as rx
 from sqlalchemy import select
 
-from app import db
 from app.console.accounts import Viewer
 from app.console.form_state import is_row_id
-from app.console.state import ConsoleState, bounded, triage
+from app.console.state import ConsoleState, bounded, database, triage
 from app.inbox.activity import MAX_COMMENT
 from app.inbox.states import StateError
 from app.inbox.tables import ISSUES
@@ -46,7 +45,7 @@ def read_triage(issue_id: int, author: str, now: float) -> TriageView:
     """The triage side of the page (blocking: run it off the event loop); `author`: the client's name when
     it may write (its comments can be edited), else ""."""
     work = triage()
-    with db.engine().connect() as connection:
+    with database().connect() as connection:
         assignee = connection.execute(select(ISSUES.c.assignee).where(ISSUES.c.id == issue_id)).scalar() or ""
     found = work.hashes(issue_id)
     return TriageView(

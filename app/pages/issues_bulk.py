@@ -10,9 +10,8 @@ from __future__ import annotations
 import anyio.to_thread
 import reflex as rx
 
-from app import db
 from app.console.form_state import FormState
-from app.console.state import bounded, triage
+from app.console.state import bounded, database, triage
 from app.inbox import bulk
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.tables import chunks
@@ -82,7 +81,7 @@ class BulkActions(FormState, mixin=True):
         try:
             ids = picked
             if everything:
-                ids = await anyio.to_thread.run_sync(lambda: IssueSearch(db.engine()).ids(
+                ids = await anyio.to_thread.run_sync(lambda: IssueSearch(database()).ids(
                     query, viewer=maintainer.name, project=project, limit=MAX_ALL_MATCHING))
             done, skipped, errors = 0, 0, []
             parts = [ids] if action.kind == "merge" else list(chunks(ids, CHUNK))

@@ -14,9 +14,9 @@ from urllib.parse import urlencode
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.console.form_state import FormState, is_row_id, project_of
-from app.console.state import ago, bounded, inbox_reader, one_of, triage
+from app.console.state import ago, bounded, database, inbox_reader, one_of, triage
 from app.inbox.saved_searches import PINNED, SavedSearches
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.search.grammar import MAX_QUERY_CHARS as MAX_QUERY
@@ -115,10 +115,10 @@ class IssuesState(BulkActions, rx.State):
         now = time.time()
 
         def read():  # noqa: ANN202 (the page's data, read off the event loop)
-            found = IssueSearch(db.engine()).search(self.query, viewer=viewer, sort=self.sort, project=project,
+            found = IssueSearch(database()).search(self.query, viewer=viewer, sort=self.sort, project=project,
                                                     limit=PAGE_SIZE, offset=self.page_number * PAGE_SIZE, now=now)
             hourly = inbox_reader().hourly([i["id"] for i in found.issues], now)
-            return (found, hourly, project_choices(), SavedSearches(db.engine()).visible_to(viewer),
+            return (found, hourly, project_choices(), SavedSearches(database()).visible_to(viewer),
                     triage().assignable())
 
         try:
@@ -199,7 +199,7 @@ class IssuesState(BulkActions, rx.State):
             self.error = "Only a maintainer can pin a search for everyone."
             return
         name = bounded(form.get("name"))
-        saved = await self._change(lambda: SavedSearches(db.engine()).save(
+        saved = await self._change(lambda: SavedSearches(database()).save(
             PINNED if pinned else viewer.name, name, self.query, self.sort))
         if saved is not None:
             self.notice = f"Saved “{name.strip()}”."
@@ -211,5 +211,5 @@ class IssuesState(BulkActions, rx.State):
         viewer = self._viewer() if self._admit() else None
         if viewer is None or not is_row_id(search_id):
             return
-        await self._change(lambda: SavedSearches(db.engine()).delete(search_id, viewer.name, viewer.may_change))
+        await self._change(lambda: SavedSearches(database()).delete(search_id, viewer.name, viewer.may_change))
         await self._show()

@@ -15,9 +15,8 @@ from collections.abc import Callable
 import anyio.to_thread
 import reflex as rx
 
-from app import db
 from app.console.form_state import FormState, choice_of, project_of
-from app.console.state import one_of
+from app.console.state import database, one_of
 from app.inbox.reading import InboxReader
 from app.projects.filter_settings import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterSettings, lines_of
 from app.projects.quota_settings import MAX_TYPED_CHARS, WINDOWS, QuotaSettings, number_of
@@ -62,17 +61,17 @@ class SettingsState(FormState, rx.State):
 
     async def _read(self) -> None:
         self._reading(self._viewer())
-        projects = await anyio.to_thread.run_sync(lambda: Projects(db.engine()).all())
+        projects = await anyio.to_thread.run_sync(lambda: Projects(database()).all())
         self.projects = [choice_of(p.id, p.name) for p in projects]
         if self.project not in self.projects:
             self.project = self.projects[0] if self.projects else ""
         project_id = project_of(self.project)
         if project_id is None:
             return
-        store = ProjectSettingsStore(db.engine())
+        store = ProjectSettingsStore(database())
         (filters, scrubbing), quotas, maps, dropped = await anyio.to_thread.run_sync(
             lambda: (store.read(project_id), store.quotas(project_id), store.sourcemaps(project_id),
-                     InboxReader(db.engine()).dropped(project_id)))
+                     InboxReader(database()).dropped(project_id)))
         self.dropped = {name: dropped.get(name, 0) for name in LABELS}
         # A maintainer's form keeps what they typed until saved; a viewer sees the settings as stored.
         if self.read_for != self.project or not self.may_change:
@@ -169,7 +168,7 @@ class SettingsState(FormState, rx.State):
         bound: a sentence in `error`, and the form keeps what was typed)."""
         if self._begin_change() is None or (project_id := self._chosen()) is None:
             return
-        by, store = self.viewer or "this machine", ProjectSettingsStore(db.engine())
+        by, store = self.viewer or "this machine", ProjectSettingsStore(database())
         await self._change(lambda: work(store, project_id, by))
         if not self.error:
             self.notice = f"{what} saved for {self.project}."

@@ -17,12 +17,12 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.console import access, state as console
 from app.console.accounts import Viewer, cookie_token
 from app.console.form_state import is_row_id
 from app.console.secret_once import SecretOnceState
-from app.console.state import ago, bounded
+from app.console.state import ago, bounded, database
 from app.protocol.bearer import MAX_LABEL_CHARS, day
 from app.webapi.scopes import allowed_scopes, ordered
 from app.webapi.tokens import ApiTokenRow, ApiTokens
@@ -58,7 +58,7 @@ def token_view(token: ApiTokenRow, now: float) -> ApiTokenView:
 
 def api_tokens() -> ApiTokens:
     """The API tokens as the console reads them (the users of LOOKOUT_CONSOLE_USERS have tokens too)."""
-    return ApiTokens(db.engine(), console.accounts().from_env)
+    return ApiTokens(database(), console.accounts().from_env)
 
 
 class ApiTokensState(SecretOnceState, rx.State):

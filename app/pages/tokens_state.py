@@ -16,10 +16,10 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import db, routes
+from app import routes
 from app.console.form_state import choice_of, is_row_id, project_of
 from app.console.secret_once import SecretOnceState
-from app.console.state import ago
+from app.console.state import ago, database
 from app.projects.registry import Projects
 from app.settings import SETTINGS
 from app.sourcemaps.tokens import MAX_LABEL_CHARS, TokenRow, Tokens, day, settings_text, upload_url
@@ -71,7 +71,7 @@ class TokensState(SecretOnceState, rx.State):
         now = time.time()
 
         def read() -> tuple[list[TokenRow], dict[int, str]]:
-            engine = db.engine()
+            engine = database()
             return Tokens(engine).list(), {p.id: p.name for p in Projects(engine).all()}
 
         tokens, names = await anyio.to_thread.run_sync(read)
@@ -101,7 +101,7 @@ class TokensState(SecretOnceState, rx.State):
         if project_id is None:
             self.error = "Choose the project the token uploads to."
         else:
-            made = await self._change(lambda: Tokens(db.engine()).add(project_id, label, created_by=maintainer.name))
+            made = await self._change(lambda: Tokens(database()).add(project_id, label, created_by=maintainer.name))
             if made is not None:
                 row, secret = made
                 self.label = ""
@@ -116,7 +116,7 @@ class TokensState(SecretOnceState, rx.State):
         if self._begin_change() is not None:
             if not is_row_id(token_id):
                 self.error = NO_TOKEN
-            elif await self._change(lambda: Tokens(db.engine()).revoke(token_id)):
+            elif await self._change(lambda: Tokens(database()).revoke(token_id)):
                 self.notice = f"Token {token_id} is revoked: uploads with it are refused."
             elif not self.error:
                 self.error = NO_TOKEN

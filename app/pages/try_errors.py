@@ -10,10 +10,10 @@ import httpx
 import reflex as rx
 import sqlalchemy
 
-from app import db, routes
+from app import routes
 from app.components.layout import layout
 from app.components.page import page_at
-from app.console.state import bounded
+from app.console.state import bounded, database
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def _confirm_js(label: str) -> str:
 
 
 def _outbox_rows() -> int:
-    with db.engine().connect() as connection:
+    with database().connect() as connection:
         return connection.execute(sqlalchemy.text("select count(*) from outbox")).scalar_one()
 
 

@@ -35,10 +35,10 @@ LOOPBACK = {"ip": "127.0.0.1", "headers": {"host": "localhost:3000"}}
 
 def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
     """For an `engine` fixture: a real SQLite file holding the marker in an event, a transaction, a log line and feedback;
-    the pages read it through `db.engine()`."""
+    the pages read it through `console.database()`."""
     eng = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(eng)
-    monkeypatch.setattr(db, "engine", lambda url=None: eng)
+    console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
     monkeypatch.setattr(wiring.lookout().store, "engine", eng)  # the tunnel's figures on the home page
     dsn = str(SETTINGS.local_dsn)
     inbox = InboxStore(eng)
@@ -58,6 +58,7 @@ def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     inbox.ingest_envelope(build(dsn, [("transaction", json.dumps(transaction).encode()),
                                       ("log", json.dumps(logs).encode()), ("feedback", json.dumps(feedback).encode())]))
     yield eng
+    console.use_database(None)
 
 
 def client_state(state_class: type[ConsoleState], who: dict[str, object], path: str) -> ConsoleState:
@@ -121,7 +122,7 @@ def with_users(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> No
     """The console's accounts on `engine`, as the pages read them, with a viewer "vera" and a
     maintainer "max" (`signed_in(engine, "max", "maintainer")` signs one in)."""
     accounts = Accounts(engine, from_env={})
-    monkeypatch.setattr(console, "_accounts", accounts)
+    console.use_database(engine, accounts)
     for name, role in (("vera", "viewer"), ("max", "maintainer")):
         accounts.add_user(name, role, f"{name}-password")
 

@@ -39,10 +39,10 @@ HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 0, 2**70, 3.5, [1]
 @pytest.fixture
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
     """Projects 1 and 2 "Billing", a webhook channel with a secret, an environment channel, a
-    viewer and a maintainer signed in from elsewhere; the page reads through `db.engine()`."""
+    viewer and a maintainer signed in from elsewhere; the page reads through `console.database()`."""
     eng = db.engine(f"sqlite:///{tmp_path / 'alerts.db'}")
     db.migrate(eng)
-    monkeypatch.setattr(db, "engine", lambda url=None: eng)
+    console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
     InboxStore(eng).ensure_project(Dsn.parse(LOCAL_DSN))
     Projects(eng).add("<b>Billing</b>")
     with eng.begin() as connection:
@@ -51,10 +51,11 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalche
             {"kind": "email", "target": "ops@example.com", "secret": "", "origin": "env", "created_at": 1.0, "last_error": ""},
         ])
     accounts = Accounts(eng, from_env={})
-    monkeypatch.setattr(console, "_accounts", accounts)
+    console.use_database(eng, accounts)
     for name, role in (("vera", "viewer"), ("max", "maintainer")):
         accounts.add_user(name, role, f"{name}-password")
     yield eng
+    console.use_database(None)
 
 
 def call(state: AlertsState, name: str, *args: object) -> None:

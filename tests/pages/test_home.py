@@ -32,16 +32,17 @@ def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A console database, and one build on disk, uploaded to SENTRY_ENV's project at 1970-01-02."""
     engine = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(engine)
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
+    console.use_database(engine)  # the pages' database (app/console/state.py), until the test ends
     monkeypatch.setattr(wiring.lookout().store, "engine", engine)  # the tunnel's figures on the home page
     accounts = Accounts(engine, from_env={})
     accounts.add_user("vera", "viewer", "vera-password")
-    monkeypatch.setattr(console, "_accounts", accounts)
+    console.use_database(engine, accounts)
     monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web"))  # where the bundles are
     directory = fake_bundles.bundle_of(tmp_path / "web" / "lookout-sourcemaps", 1)
     (directory / to_sentry.STATUS).write_text(json.dumps({
         "state": "ok", "at": 86400.0, "url": "", "org": "acme", "project": "lookout", "sentence": "uploaded"}))
     yield directory
+    console.use_database(None)
 
 
 def loaded(who: dict[str, object], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> HomeState:

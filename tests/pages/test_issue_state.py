@@ -38,15 +38,16 @@ HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 0, 2**70, 3.5, [1]
 
 @pytest.fixture
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
-    """A viewer (vera) and two maintainers (max, ada); the page reads through `db.engine()`."""
+    """A viewer (vera) and two maintainers (max, ada); the page reads through `console.database()`."""
     eng = db.engine(f"sqlite:///{tmp_path / 'issue.db'}")
     db.migrate(eng)
-    monkeypatch.setattr(db, "engine", lambda url=None: eng)
+    console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
     accounts = Accounts(eng, from_env={})
-    monkeypatch.setattr(console, "_accounts", accounts)
+    console.use_database(eng, accounts)
     for name, role in (("vera", "viewer"), ("max", "maintainer"), ("ada", "maintainer")):
         accounts.add_user(name, role, f"{name}-password")
     yield eng
+    console.use_database(None)
 
 
 def capture(error: type[Exception], message: str) -> None:

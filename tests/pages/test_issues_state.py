@@ -34,7 +34,7 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalche
             inbox.ingest_envelope(event_envelope(error(f"Checkout {'abcdefghijklmnopqrstuvwxyzABCD'[n]}", kind="CartError"),
                                                  dsn=str(SETTINGS.local_dsn)))
         accounts = Accounts(eng, from_env={})
-        monkeypatch.setattr(console, "_accounts", accounts)
+        console.use_database(eng, accounts)
         for name, role in (("vera", "viewer"), ("max", "maintainer")):
             accounts.add_user(name, role, f"{name}-password")
         yield eng

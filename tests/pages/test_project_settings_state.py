@@ -15,6 +15,7 @@ import sqlalchemy
 from sqlalchemy import insert, select
 
 from app import db
+from app.console import state as console
 from app.console.state import REFUSED
 from app.inbox.tables import COUNTS
 from app.ingest.store import InboxStore
@@ -38,16 +39,17 @@ HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 2**70, 3.5, [1], {
 @pytest.fixture
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
     """Projects 1 and 2 "<b>Billing</b>" (whose web-crawler filter dropped 7 events), a viewer and a
-    maintainer signed in from elsewhere; the page reads through `db.engine()`."""
+    maintainer signed in from elsewhere; the page reads through `console.database()`."""
     eng = db.engine(f"sqlite:///{tmp_path / 'settings.db'}")
     db.migrate(eng)
-    monkeypatch.setattr(db, "engine", lambda url=None: eng)
+    console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
     InboxStore(eng).ensure_project(Dsn.parse(LOCAL_DSN))
     Projects(eng).add("<b>Billing</b>")
     with eng.begin() as connection:
         connection.execute(insert(COUNTS).values(project_id=2, kind=FILTERED, key="web_crawlers", count=7))
     with_users(eng, monkeypatch)
     yield eng
+    console.use_database(None)
 
 
 def opened(who: dict[str, object]) -> SettingsState:

@@ -33,17 +33,18 @@ HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 0, 2**70, 3.5, [1]
 @pytest.fixture
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
     """Projects 1 and 2 "<b>Billing</b>", a viewer and a maintainer signed in from elsewhere; the page
-    reads through `db.engine()`."""
+    reads through `console.database()`."""
     eng = db.engine(f"sqlite:///{tmp_path / 'tokens.db'}")
     db.migrate(eng)
-    monkeypatch.setattr(db, "engine", lambda url=None: eng)
+    console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
     InboxStore(eng).ensure_project(Dsn.parse(LOCAL_DSN))
     Projects(eng).add("<b>Billing</b>")
     accounts = Accounts(eng, from_env={})
-    monkeypatch.setattr(console, "_accounts", accounts)
+    console.use_database(eng, accounts)
     for name, role in (("vera", "viewer"), ("max", "maintainer")):
         accounts.add_user(name, role, f"{name}-password")
     yield eng
+    console.use_database(None)
 
 
 @pytest.fixture
