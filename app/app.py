@@ -7,18 +7,15 @@ import logging
 import reflex as rx
 from starlette.types import ASGIApp
 
-from app import db, startup, wiring
+from app import startup, wiring
 from app.components import error_boundary
 from app.components.page import add_pages
 from app.console import state as console
-from app.inbox import json_api as inbox_api
-from app.inbox.reading import InboxReader
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
 from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors  # noqa: F401 (imported for their pages, which they register)
 from app.settings import SETTINGS
-from app.sourcemaps import own_build, upload_api
-from app.webapi import routes as webapi_routes
+from app.sourcemaps import own_build
 from app.webapi.cors import WebApiCors
 from reflex_lookout import event_errors
 from reflex_lookout.sourcemaps import to_sentry
@@ -40,18 +37,13 @@ class LookoutApp(rx.App):
         return OriginGuard(WebApiCors(PagePolicy(super().__call__(), SETTINGS)))
 
 
-# The last api_transformer is outermost: the inbox API's routes (GET {tunnel_path}/stats among
-# them, behind the console's access check) match before the tunnel's and the ingest endpoints'.
-lookout = wiring.lookout()  # the parts of this process (app/wiring.py), built once
-inbox_routes = inbox_api.build(InboxReader(db.engine()), console.accounts(), stats=lookout.tunnel.snapshot)
-# sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token).
-upload_routes = upload_api.build(db.engine())
-# Sentry's web API (/api/0/...: issues for sentry-cli and the MCP server, with an API token), outermost:
-# on the paths it shares with the upload API it takes API tokens and lets upload tokens through.
-web_api = webapi_routes.mount(db.engine())
+# The route apps come from this process's parts (app/wiring.py), built once. The last api_transformer
+# is outermost: the inbox API's routes match before the tunnel's and the ingest endpoints', and Sentry's
+# web API is in front of all (on the paths it shares with the upload API it takes API tokens).
+lookout = wiring.lookout()
 app = LookoutApp(
-    api_transformer=[lookout.tunnel.asgi, lookout.ingest.asgi, lookout.security.asgi, inbox_routes, upload_routes,
-                     web_api],
+    api_transformer=[lookout.tunnel.asgi, lookout.ingest.asgi, lookout.security.asgi, lookout.inbox_api(),
+                     lookout.upload_api(), lookout.web_api()],
     frontend_exception_handler=frontend_exception_handler,
     backend_exception_handler=event_errors.backend_exception_handler,
 )

@@ -15,15 +15,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import sentry_sdk
 import sqlalchemy
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from app import db
 from app.alerts.channels import sync_env_channels
 from app.alerts.sender import AlertSender
+from app.console import state as console
+from app.inbox import json_api
+from app.inbox.reading import InboxReader
 from app.inbox.retention import Caps, Retention
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
@@ -35,9 +40,11 @@ from app.ingest.tag_counter import TagCounter
 from app.local_inbox import outbox_store
 from app.projects.registry import settle_local_dsn
 from app.settings import SETTINGS, Settings
+from app.sourcemaps import upload_api
 from app.sourcemaps.dev_modules import with_dev_server
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.symbolicate import Symbolicator
+from app.webapi import routes as webapi_routes
 from reflex_lookout.background import Lease, supervise
 from reflex_lookout.runtime import Runtime
 
@@ -69,6 +76,21 @@ class Lookout:
         # project's filters and scrubbing, applied before the first write (app/ingest/before_write.py).
         self.ingest = Ingest(self.tunnel, self.inbox)
         self.security = SecurityReports(self.ingest)  # Sentry's /api/<project>/security/: CSP reports, into the inbox
+
+    def inbox_api(self) -> Starlette:
+        """The inbox's JSON API and the sign-in form's routes (GET {tunnel_path}/stats among them,
+        behind the console's access check)."""
+        return json_api.build(InboxReader(self.engine), console.accounts(), stats=self.tunnel.snapshot)
+
+    def upload_api(self) -> Starlette:
+        """sentry-cli's upload API (/api/0/...: source maps of other apps, with an upload token)."""
+        return upload_api.build(self.engine, self.settings)
+
+    def web_api(self) -> Callable[[ASGIApp], ASGIApp]:
+        """Sentry's web API (/api/0/...: issues for sentry-cli and the MCP server, with an API token),
+        in front of the app it is given: on the paths it shares with the upload API it takes API
+        tokens and lets upload tokens through."""
+        return webapi_routes.mount(self.engine, self.settings)
 
     def _wake_feeder(self, dsn: str) -> None:
         """An envelope was committed (the runtime wakes the forwarder): local rows are the feeder's."""

@@ -7,16 +7,14 @@ run in a process of its own:  `granian --interface asgi app.standalone.inbox:app
 
 from __future__ import annotations
 
-from app import db, startup, wiring
-from app.sourcemaps import upload_api
-from app.webapi import routes as webapi_routes
+from app import startup, wiring
 from app.webapi.cors import WebApiCors
 from reflex_lookout.protocol.asgi import Receive, Scope, Send, serve_lifespan
 
-_uploads = upload_api.build(db.engine())
 _lookout = wiring.lookout()
+_uploads = _lookout.upload_api()
 _uploads.mount("", _lookout.security.asgi(_lookout.ingest.asgi(_lookout.tunnel.asgi())))  # anything else: 404
-_served = WebApiCors(webapi_routes.mount(db.engine())(_uploads))  # Sentry's web API (app/webapi) in front
+_served = WebApiCors(_lookout.web_api()(_uploads))  # Sentry's web API (app/webapi) in front
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
