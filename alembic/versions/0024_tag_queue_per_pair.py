@@ -5,7 +5,7 @@ Revises: 0023_tag_queue
 Create Date: 2026-11-29 03:50:00
 
 The ingest transaction now stores an issue's batch counts as the dict it gathers them in, keyed by
-"key\\nvalue" (app/ingest/tag_index.py, `TagCounts`), and the tag counter sums them in the database
+"key\\nvalue" (app/inbox/tag_index.py, `TagCounts`), and the tag counter sums them in the database
 (app/ingest/tag_counter.py). Rows queued in the earlier form are rewritten, and back on downgrade.
 """
 import json
