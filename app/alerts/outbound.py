@@ -33,8 +33,8 @@ import httpx
 
 from app.alerts.alert import ERROR_BYTES, Delivered, Outgoing, cut_error
 from app.alerts.url_masking import unquoted
+from app.protocol.addresses import IPAddress, embedded, non_global_kind
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]  # (host, port) -> its addresses, in order
 
@@ -44,11 +44,6 @@ MAX_TRIES = 3  # addresses tried in turn when one refuses the connection
 _HOST_NAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$")
 # RFC 3986's characters: no spaces, controls or raw non-ASCII (an international host is written xn--).
 _URL_CHARACTERS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
-_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT
-_PRIVATE = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))  # RFC 1918
-_UNIQUE_LOCAL = ipaddress.IPv6Network("fc00::/7")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_METADATA = ipaddress.ip_address("169.254.169.254")
 
 
 def url_problem(url: str) -> str | None:
@@ -122,44 +117,7 @@ class OutboundPolicy:
         if host.lower().rstrip(".") in self.hosts:
             return True
         return any(candidate.version == network.version and candidate in network
-                   for candidate in {ip, _embedded(ip)} for network in self.networks)
-
-
-def non_global_kind(ip: IPAddress) -> str | None:
-    """What kind of non-global address `ip` is ("a loopback address", ...); None for a global one.
-    An IPv6 address carrying an IPv4 one (mapped, NAT64, 6to4) is judged by the IPv4 one."""
-    ip = _embedded(ip)
-    if ip.is_unspecified:
-        return "an unspecified address"
-    if ip.is_loopback:
-        return "a loopback address"
-    if ip == _METADATA:
-        return "the cloud metadata address"
-    if ip.is_link_local:
-        return "a link-local address"
-    if ip in _SHARED:
-        return "a carrier-grade NAT address"
-    if ip in _UNIQUE_LOCAL:
-        return "a unique-local address"
-    if ip.is_multicast:
-        return "a multicast address"
-    if any(ip in network for network in _PRIVATE):
-        return "a private address"
-    if ip.is_reserved or not ip.is_global:
-        return "a reserved address"
-    return None
-
-
-def _embedded(ip: IPAddress) -> IPAddress:
-    """The IPv4 address an IPv6 one stands for (::ffff:a.b.c.d, 64:ff9b::a.b.c.d, 2002:AABB:CCDD::), else `ip`."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return ip.ipv4_mapped
-        if ip in _NAT64:
-            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if ip.sixtofour is not None:
-            return ip.sixtofour
-    return ip
+                   for candidate in {ip, embedded(ip)} for network in self.networks)
 
 
 def _ip(text: str) -> IPAddress | None:

@@ -31,9 +31,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.projects.filter_settings import FilterSettings
 from app.projects.quota_settings import QuotaSettings
-from app.projects.sourcemap_settings import SourceMapSettings, origin_of
+from app.projects.sourcemap_settings import SourceMapSettings, off_loopback, origin_of
 from app.projects.tables import PROJECT_SETTINGS as TABLE, PROJECTS
-from app.sourcemaps.dev_modules import off_loopback
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 logger = logging.getLogger(__name__)

@@ -14,9 +14,12 @@ http or https, a host and an optional port, nothing else (no user, path, query o
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from app.protocol.addresses import non_global_kind
 
 MAX_DEV_SERVERS = 10
 MAX_ORIGIN_CHARS = 200
@@ -78,3 +81,26 @@ def origins_of(typed: str) -> tuple[str, ...]:
     if not isinstance(typed, str) or len(typed) > MAX_TYPED_CHARS:
         raise ValueError(f"The dev servers are too long: at most {MAX_DEV_SERVERS} lines of {MAX_ORIGIN_CHARS} characters.")
     return tuple(line.strip() for line in typed.splitlines() if line.strip())
+
+
+def off_loopback(origin: str) -> str | None:
+    """Where the dev server at `origin` (as `origin_of` spells it) is when it is not on this machine,
+    for a sentence ("on a private address"); None for loopback: `localhost`, 127.0.0.0/8, ::1 (and
+    ::ffff:127.x, which connects to 127.x). The kinds are the webhooks' (app/protocol/addresses.py), but
+    the rule is narrower: a webhook may go to any public address, a dev server only to this machine."""
+    host = urlsplit(origin).hostname or ""
+    if host == "localhost":
+        return None
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return "on a host other than localhost"
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    if ip.is_loopback or (mapped is not None and mapped.is_loopback):
+        return None
+    kind = non_global_kind(ip)
+    if kind is None:
+        return "on a public address"
+    if ip.version == 6 and "loopback" in kind:  # NAT64 or 6to4: an IPv4 loopback address in it, sent elsewhere
+        return "on an IPv6 address that is not loopback"
+    return f"on {kind}"

@@ -12,7 +12,7 @@ JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app
   served at the URL's path (scheme, host, query and fragment ignored) that has no other debug ID —
   for the app's own events only; else, when the URL's origin is one of the project's dev servers
   (`dev_servers`, app/projects/sourcemap_settings.py), the inline map of the module that dev server
-  serves at that path (app/sourcemaps/dev_modules.py's `ModuleReader`, with its bounds: an origin
+  serves at that path (app/sourcemaps/module_reader.py's `ModuleReader`, with its bounds: an origin
   the project does not list is never asked, one off loopback neither);
 - with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
   `filename` and `abs_path` become the original source's project-relative path
@@ -64,10 +64,10 @@ from urllib.parse import unquote, urlsplit
 from app.ingest.incoming import its_own_fault
 from app.projects.sourcemap_settings import origin_of
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
-from app.sourcemaps.dev_modules import ModuleReader, NotRead, event_wait
 from app.sourcemaps.event_patch import FramesPatch, apply_stack, error_spec, holders, mapped_spec
 from app.sourcemaps.map_cache import Entry, MapCache, ParsedMap, Unreadable, fingerprint, parse
 from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
+from app.sourcemaps.module_reader import ModuleReader, NotRead, event_wait
 from app.sourcemaps.positions import Positions, Spec
 
 logger = logging.getLogger(__name__)

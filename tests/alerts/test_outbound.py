@@ -11,7 +11,8 @@ import sentry_sdk
 from reflex_base import otel
 
 from app.alerts.alert import ERROR_BYTES, Outgoing
-from app.alerts.outbound import OutboundPolicy, Resolver, non_global_kind, post, url_problem
+from app.alerts.outbound import OutboundPolicy, Resolver, post, url_problem
+from app.protocol.addresses import non_global_kind
 from app.settings import Settings
 from plugin_support.helpers import CapturingTransport
 from reflex_lookout import event_tracing, server

@@ -11,17 +11,10 @@ import httpx
 import pytest
 from symbolic.sourcemapcache import SourceMapCache
 
-from app.sourcemaps.dev_modules import (
-    DevModules,
-    FirstFound,
-    ModuleReader,
-    NotRead,
-    inline_map,
-    module_path,
-    off_loopback,
-    with_dev_server,
-)
+from app.projects.sourcemap_settings import off_loopback
+from app.sourcemaps.dev_modules import DevModules, FirstFound, with_dev_server
 from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.module_reader import ModuleReader, NotRead, inline_map, module_path
 from reflex_lookout.sourcemaps.pages import PageSource
 from tests.sourcemaps.dev_servers import Recorder, Route, esbuild_serving, recording_server
 

@@ -21,9 +21,10 @@ from app.ingest.store import InboxStore
 from app.projects.registry import Projects
 from app.projects.settings_store import ProjectSettingsStore
 from app.projects.sourcemap_settings import SourceMapSettings
-from app.sourcemaps.dev_modules import DevModules, FirstFound, ModuleReader, inline_map
+from app.sourcemaps.dev_modules import DevModules, FirstFound
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.maps import StoredMap
+from app.sourcemaps.module_reader import ModuleReader, inline_map
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.settings import Dsn
