@@ -10,8 +10,7 @@ import app.alerts.models
 import app.console.models
 import app.inbox.models
 import app.projects.models
-import app.sourcemaps.models
-import app.webapi.models  # noqa: F401  (each module's tables join the metadata when imported)
+import app.sourcemaps.models  # noqa: F401  (each module's tables join the metadata when imported)
 from reflex_lookout import tables as monitoring_tables
 
 metadata = SQLModel.metadata

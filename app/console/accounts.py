@@ -36,16 +36,15 @@ from dataclasses import dataclass
 import sqlalchemy
 from sqlalchemy import delete, insert, select, update
 
-from app.console.models import ConsoleSession, ConsoleUser
+from app.console.models import ApiToken, ConsoleSession, ConsoleUser
 from app.tables import table_of
-from app.webapi.models import ApiToken
 
 ROLES = ("viewer", "maintainer")
 SESSION_S = 7 * 86400
 COOKIE = "lookout_session"
 USERS = table_of(ConsoleUser)
 SESSIONS = table_of(ConsoleSession)
-API_TOKENS = table_of(ApiToken)  # app/webapi/tokens.py's table (that module imports this one)
+API_TOKENS = table_of(ApiToken)  # the web API's tokens (app/webapi/tokens.py): a user's go with the user
 _N, _R, _P = 2**14, 8, 1
 MAX_NAME_CHARS = 128
 # What an unknown name's password is checked against: the same scrypt parameters as a real hash,

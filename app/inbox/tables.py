@@ -1,10 +1,7 @@
-"""The inbox's tables (app/models.py), by the names the inbox's modules use, and a helper for the
-long `IN (...)` lists they build."""
+"""The inbox's tables (app/inbox/models.py), by the names the inbox's modules use, and `chunks` for
+the long `IN (...)` lists they build (app/tables.py)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator, Sequence
-from typing import TypeVar
 
 from app.inbox.models import (
     InboxBackfill,
@@ -22,9 +19,10 @@ from app.inbox.models import (
     InboxTagQueue,
     InboxTransaction,
 )
-from app.tables import table_of
-
-T = TypeVar("T")  # what `chunks` slices: row ids, or names
+from app.tables import (
+    chunks as chunks,  # (re-exported: the inbox's modules take it from here)
+    table_of,
+)
 
 ISSUES = table_of(InboxIssue)
 EVENTS = table_of(InboxEvent)
@@ -48,9 +46,3 @@ ISSUE_COLUMNS = (
 )
 # The largest envelope an outbox row holds, decompressed (LOOKOUT_MAX_ENVELOPE_BYTES's default).
 MAX_ENVELOPE_BYTES = 100 * 1024 * 1024
-
-
-def chunks(ids: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
-    """`ids` in slices of `size`, for `IN (...)` lists that stay under the drivers' parameter limits."""
-    for start in range(0, len(ids), size):
-        yield ids[start:start + size]

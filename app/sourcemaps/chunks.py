@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 import sqlalchemy
 from sqlalchemy import delete, func, insert, select
 
-from app.inbox.tables import chunks as slices
 from app.sourcemaps.tables import CHUNKS
+from app.tables import chunks as slices
 
 logger = logging.getLogger(__name__)
 MAX_AGE_S = 3600.0

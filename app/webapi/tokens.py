@@ -24,9 +24,9 @@ from sqlalchemy import insert, select, update
 
 from app import db
 from app.console.accounts import MAX_NAME_CHARS, USERS, env_users
+from app.console.models import ApiToken
 from app.protocol.bearer import TOUCH_EVERY_S, IssuedToken, digest, issued, label_of, new_secret
 from app.tables import table_of
-from app.webapi.models import ApiToken
 from app.webapi.scopes import SCOPES, allowed_scopes, ordered
 
 API_TOKENS = table_of(ApiToken)
