@@ -74,6 +74,12 @@ def namespace() -> Iterator[Namespace]:
     try:
         _ip("netns", "add", made.name)
         _ip("link", "add", outside, "type", "veth", "peer", "name", inside, "netns", made.name)
+        # No IPv6 link-local address on either end: one would finish its duplicate address detection
+        # ~1 s after the link is up, and Chromium, seeing this machine's addresses change then, aborts
+        # the page loads under way with net::ERR_NETWORK_CHANGED (seen: a browser test's page never
+        # hydrated, its scripts failed to load 1.1 s after the namespace was made).
+        _ip("link", "set", "dev", outside, "addrgenmode", "none")
+        _ip("-n", made.name, "link", "set", "dev", inside, "addrgenmode", "none")
         _ip("addr", "add", f"{host_address}/30", "dev", outside)
         _ip("link", "set", outside, "up")
         _ip("-n", made.name, "addr", "add", f"{address}/30", "dev", inside)
