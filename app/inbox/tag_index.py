@@ -148,25 +148,20 @@ class TagCounts:
         self.counts.clear()
 
 
-def _upsert(placeholder: str, smaller: str, larger: str, rows: str = "") -> str:
-    """INSERT a tag row (or `rows`, a SELECT of them), or add its count and widen its first and last seen."""
-    values = rows or f"VALUES ({', '.join([placeholder] * 6)})"
+def upsert_rows(dialect: str, select: str = "") -> str:
+    """INSERT the rows `select` gives (issue_id, key, value, count, first_seen, last_seen; without
+    it, one row of parameters), or add each one's count and widen its first and last seen."""
+    placeholder, smaller, larger = ("%s", "least", "greatest") if dialect == "postgresql" else ("?", "min", "max")
+    values = select or f"VALUES ({', '.join([placeholder] * 6)})"
     return (f"INSERT INTO inbox_issue_tag (issue_id, key, value, count, first_seen, last_seen) {values}"
             " ON CONFLICT (issue_id, key, value) DO UPDATE SET count = inbox_issue_tag.count + excluded.count,"
             f" first_seen = {smaller}(inbox_issue_tag.first_seen, excluded.first_seen),"
             f" last_seen = {larger}(inbox_issue_tag.last_seen, excluded.last_seen)")
 
 
-def upsert_rows(dialect: str, select: str) -> str:
-    """The upsert of the rows `select` gives (issue_id, key, value, count, first_seen, last_seen)."""
-    if dialect == "postgresql":
-        return _upsert("%s", "least", "greatest", rows=select)
-    return _upsert("?", "min", "max", rows=select)
-
-
-UPSERT_ROW = _upsert("?", "min", "max")  # SQLite, a row at a time
+UPSERT_ROW = upsert_rows("sqlite")  # SQLite, a row at a time
 # PostgreSQL, every row at once: six arrays, one per column (the rows are distinct: a batch's counts).
-UPSERT_ARRAYS = _upsert("%s", "least", "greatest", rows=(
+UPSERT_ARRAYS = upsert_rows("postgresql", (
     "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::float8[], %s::float8[])"))
 
 
