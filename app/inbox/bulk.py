@@ -19,7 +19,8 @@ from sqlalchemy import select
 
 from app.inbox import activity, eviction, merge, states
 from app.inbox.states import StateError
-from app.inbox.tables import ISSUES, chunks
+from app.inbox.tables import ISSUES
+from app.tables import chunks
 
 logger = logging.getLogger(__name__)
 KINDS = ("resolve", "resolve_next_release", "ignore", "unresolve", "assign", "merge", "delete")

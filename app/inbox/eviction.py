@@ -17,7 +17,8 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.inbox.states import CHANGES
-from app.inbox.tables import COMMENTS, EVENTS, FEEDBACK, GROUPHASHES, ISSUE_TAGS, ISSUES, READ, TAG_QUEUE, chunks
+from app.inbox.tables import COMMENTS, EVENTS, FEEDBACK, GROUPHASHES, ISSUE_TAGS, ISSUES, READ, TAG_QUEUE
+from app.tables import chunks
 from reflex_lookout.tables import OUTBOX
 
 # The order in which issues give way: the least seen first, then the longest unseen.

@@ -29,8 +29,9 @@ from sqlalchemy import delete, exists, func, select
 
 from app.inbox.budget import InboxBudget
 from app.inbox.eviction import ISSUE_RANK, delete_issues
-from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS, chunks
+from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS
 from app.settings import Settings
+from app.tables import chunks
 from reflex_lookout.outbox import REJECTED
 from reflex_lookout.tables import OUTBOX
 

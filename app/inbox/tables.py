@@ -1,5 +1,4 @@
-"""The inbox's tables (app/inbox/models.py), by the names the inbox's modules use, and `chunks` for
-the long `IN (...)` lists they build (app/tables.py)."""
+"""The inbox's tables (app/inbox/models.py), by the names the inbox's modules use."""
 
 from __future__ import annotations
 

@@ -12,10 +12,11 @@ from typing import Any
 import sqlalchemy
 from sqlalchemy import select
 
-from app.inbox.tables import EVENTS, LOGS, TRANSACTIONS, chunks
+from app.inbox.tables import EVENTS, LOGS, TRANSACTIONS
 from app.inbox.trace_search import transaction_condition
 from app.projects.tables import PROJECTS
 from app.protocol.fields import seconds
+from app.tables import chunks
 from reflex_lookout.protocol import payloads
 
 logger = logging.getLogger(__name__)

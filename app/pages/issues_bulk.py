@@ -14,8 +14,8 @@ from app.console.form_state import FormState
 from app.console.state import bounded, database, triage
 from app.inbox import bulk
 from app.inbox.search import IssueSearch, SearchError
-from app.inbox.tables import chunks
 from app.presentation.words import plural
+from app.tables import chunks
 
 CHUNK = 500  # issues per transaction (and per access check)
 MAX_ALL_MATCHING = 10_000  # the most issues one bulk action changes

@@ -25,9 +25,10 @@ import sqlalchemy
 
 from app.inbox import states
 from app.inbox.bulk import Action
-from app.inbox.tables import ISSUES, chunks
+from app.inbox.tables import ISSUES
 from app.inbox.triage import Triage
 from app.protocol.fields import whole
+from app.tables import chunks
 from app.webapi import lookup
 from app.webapi.lookup import BadRequest
 

@@ -15,8 +15,9 @@ from starlette.responses import Response
 from app.inbox.bulk import MAX_ISSUES, Action
 from app.inbox.search import Found, parse
 from app.inbox.search.engine import MAX_HITS
-from app.inbox.tables import ISSUES, chunks
+from app.inbox.tables import ISSUES
 from app.projects.registry import Projects
+from app.tables import chunks
 from app.webapi import changes, lookup, paging
 from app.webapi.auth import ApiCaller
 from app.webapi.handler_context import Parts, answer, body, shaped_issue, shaped_issues
