@@ -97,7 +97,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # DB-API objects
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA journal_size_limit=67108864")  # the WAL file shrinks back when it starts over
     # Deleted content is overwritten with zeros, not left in free space and free pages: an envelope's
-    # body replaced by its scrubbed copy (app/ingest/store.py) and deleted rows are gone from the file.
+    # body replaced by its scrubbed copy (app/ingest/envelope_writer.py) and deleted rows are gone from the file.
     cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 

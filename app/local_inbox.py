@@ -17,10 +17,10 @@ import sqlalchemy
 from sqlalchemy import exists, func, select
 
 from app.inbox.models import InboxRead
-from app.settings import SETTINGS
+from app.settings import SETTINGS, Settings
 from app.tables import table_of
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore
-from reflex_lookout.settings import Dsn
 from reflex_lookout.tables import OUTBOX
 
 READ = table_of(InboxRead)
@@ -36,13 +36,20 @@ def outbox_store(engine: sqlalchemy.Engine) -> OutboxStore:
 
 
 class LocalInbox:
+    """The DSN the pages are built with: `settings`' SENTRY_DSN, else the local DSN read from `engine`
+    (by default the configured database, migrated first)."""
+
+    def __init__(self, settings: Settings = SETTINGS, engine: sqlalchemy.Engine | None = None) -> None:
+        self.settings, self.engine = settings, engine
+
     def dsn(self) -> Dsn | None:
-        if SETTINGS.dsn is None and SETTINGS.local_dsn is None:
+        settings = self.settings
+        if settings.dsn is None and settings.local_dsn is None:
             from app import db  # here, not at the top: rxconfig.py imports this module's package
             from app.projects.registry import settle_local_dsn
 
-            settle_local_dsn(SETTINGS, db.migrated_engine())
-        return SETTINGS.reporting_dsn
+            settle_local_dsn(settings, self.engine if self.engine is not None else db.migrated_engine())
+        return settings.reporting_dsn
 
 
 destination = LocalInbox()

@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from reflex_lookout.settings import MIB, Dsn, MonitoringSettings, Reader, SettingsError
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings import MIB, MonitoringSettings
+from reflex_lookout.settings_error import SettingsError
+from reflex_lookout.settings_reader import Reader
 
 # The embedded inbox's project when LOOKOUT_LOCAL_DSN is not set: its DSN is
 # http://<random key>@localhost/1 (`local_dsn_with`); the browser sends through the tunnel, so the

@@ -50,9 +50,10 @@ from reflex_lookout.runtime import Runtime
 
 
 class Lookout:
-    """Lookout's parts in one process: built once (`lookout()`), from `settings` and `engine`.
-    app/app.py and app/standalone take their route apps and lifespan tasks from it; a test that
-    needs other parts builds a `Lookout` of its own instead of patching modules."""
+    """Lookout's parts in one process: built once (`lookout()`), from `settings` and `engine`, when
+    the backend's ASGI app is made (app/app.py `LookoutApp.__call__`; app/standalone's entry points
+    at their start). They take their route apps and lifespan tasks from it; a test that needs
+    other parts builds a `Lookout` of its own (`app.wire(...)`) instead of patching modules."""
 
     def __init__(self, settings: Settings = SETTINGS, engine: sqlalchemy.Engine | None = None) -> None:
         self.settings = settings
@@ -143,5 +144,6 @@ class Lookout:
 
 @functools.cache
 def lookout() -> Lookout:
-    """This process's parts, from its settings and configured database: built on first use, once."""
+    """This process's parts, from its settings and configured database: built on first use, once
+    (when the backend starts: importing the app builds none of them)."""
     return Lookout()

@@ -21,7 +21,7 @@ Peers:
 - lookout: `app.standalone.inbox:app` (ingest endpoints, outbox, feeder and alert sender in one
   process) under granian, 1 worker, SQLite in a temp dir; one `json` channel from
   LOOKOUT_ALERT_WEBHOOKS, LOOKOUT_WEBHOOK_ALLOW=127.0.0.1. Its body lists `alerts[]`, each with
-  `issue.title`. The sender paces each channel (app/alerts/sender.py: PACE_BURST messages at once,
+  `issue.title`. The sender paces each channel (app/alerts/pacing.py: PACE_BURST messages at once,
   then one every PACE_EVERY_S, each a digest of what is due): after the warm-up the run waits until
   the bucket is full again.
 - lookout-repaced: the same with the sender's PACE_EVERY_S set to `--pace` (0: no pacing) by a
@@ -60,7 +60,7 @@ from pathlib import Path
 import httpx
 
 from app.alerts.messages import DIGEST_LIMIT
-from app.alerts.sender import PACE_BURST, PACE_EVERY_S
+from app.alerts.pacing import PACE_BURST, PACE_EVERY_S
 from bench import bugsink_alerts
 from bench.alert_receiver import Receiver, lookout_titles, slack_titles
 from bench.alert_report import Outcome, print_ratios, print_table, print_timelines
@@ -190,10 +190,10 @@ def repaced_app() -> object:
     """granian `--factory` target: app.standalone.inbox with the sender's pacing changed to a token
     every BENCH_PACE_EVERY_S seconds (0: at once, no pacing), to tell what pacing costs from what
     the pipeline costs."""
-    from app.alerts import sender
+    from app.alerts import pacing
     from app.standalone.inbox import app
 
-    sender.PACE_EVERY_S = float(os.environ["BENCH_PACE_EVERY_S"]) or 1e-9
+    pacing.PACE_EVERY_S = float(os.environ["BENCH_PACE_EVERY_S"]) or 1e-9
     return app
 
 

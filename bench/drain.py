@@ -24,10 +24,10 @@ import httpx
 
 from app import db
 from app.settings import Settings
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.forwarder import Forwarder
 from reflex_lookout.outbox import PENDING, OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 
 FILL_BATCH = 500

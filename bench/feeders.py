@@ -153,8 +153,8 @@ def fill(url: str, bodies: list[bytes]) -> None:
     from app import db
     from app.ingest.feeder import BATCH
     from app.ingest.store import InboxStore
+    from reflex_lookout.dsn import Dsn
     from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
-    from reflex_lookout.settings import Dsn
 
     engine = db.engine(url)
     InboxStore(engine).ensure_project(Dsn.parse(LOCAL_DSN))

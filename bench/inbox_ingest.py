@@ -40,9 +40,9 @@ from app.ingest.incoming import Incoming
 from app.ingest.store import InboxStore
 from bench.harness.bugsink import run_bugsink
 from bench.harness.feeding import fed_per_second
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import Dsn
 
 GOAL = 30.0
 LOCAL_DSN = "http://bench@localhost/1"  # the inbox's project 1 in these databases

@@ -82,8 +82,8 @@ from bench.harness.profile import ORDER, RATE_HZ, Profile
 from bench.harness.report import goal, version, versions
 from bench.harness.servers import free_port, granian, wait_ready
 from bench.harness.stats import percentile
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import REJECTED
-from reflex_lookout.settings import Dsn
 from reflex_lookout.tables import OUTBOX
 from tests import services
 

@@ -64,10 +64,11 @@ from bench.harness.report import goal, versions
 from bench.harness.servers import HOST, free_port, granian, http, wait_ready
 from bench.inbox_ingest import envelopes
 from bench.spotlight_accept import post_all
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.protocol import encodings
 from reflex_lookout.scrubbing.envelope import SCRUBBED
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import DEFAULT_TUNNEL_PATH, Dsn
+from reflex_lookout.settings import DEFAULT_TUNNEL_PATH
 from reflex_lookout.tables import OUTBOX
 
 BEFORE_COMMIT = "fed01e6"

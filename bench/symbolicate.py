@@ -49,7 +49,7 @@ from app.sourcemaps.symbolicate import Symbolicator
 from bench.browser_stacks import Chunk, Stacks, chunks_of, find_build, mapped
 from bench.harness.feeding import fed_per_second, unscrubbed
 from bench.harness.stats import percentile
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 
 WARM_GOAL_MS = 0.5
 RATE_GOAL = 0.7

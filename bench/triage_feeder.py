@@ -47,8 +47,8 @@ from app.ingest.tag_counter import LIMIT, TagCounter, count_queued, queued
 from bench import envelope
 from bench.harness.feeding import fed_per_second, unscrubbed
 from reflex_lookout.background import Lease
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
-from reflex_lookout.settings import Dsn
 
 LOCAL_DSN = "http://bench@localhost/1"
 BROWSERS = [("Chrome", "124.0.0"), ("Safari", "17.4"), ("Firefox", "125.0"), ("Edge", "124.0.0"), ("Chrome", "123.0.0")]

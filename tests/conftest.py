@@ -18,7 +18,7 @@ import sqlalchemy
 from sentry_sdk import integrations as sentry_integrations
 
 from app.settings import SETTINGS
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests import netns, pg_databases, services
 from tests.environment import IN_CI, LOCAL_DSN
 

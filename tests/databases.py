@@ -8,7 +8,7 @@ import sqlalchemy
 
 from app import db
 from app.ingest.store import InboxStore
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 
 

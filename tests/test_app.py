@@ -5,8 +5,9 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient, WebSocketDenialResponse
 
-from app import routes, startup, wiring
+from app import db, routes, startup, wiring
 from app.app import app
+from app.console import state as console
 from app.settings import SETTINGS
 
 
@@ -35,13 +36,16 @@ def test_the_home_page_sums_session_updates_by_status_and_discards_by_reason() -
 
 
 @pytest.fixture(scope="module")
-def backend() -> Iterator[TestClient]:
+def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """The backend's whole ASGI app as Reflex builds it (without compiling the pages), origin guard
-    and Reflex's CORS layer included; no lifespan runs. Built once: Reflex mounts on every build."""
+    and Reflex's CORS layer included, with Lookout's parts on a database of its own; no lifespan runs.
+    Built once: Reflex mounts on every build."""
+    engine = db.migrated_engine(f"sqlite:///{tmp_path_factory.mktemp('backend') / 'lookout.db'}")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(app, "_compile", lambda **_: None)
-        patch.setattr(wiring.lookout().store, "depth", lambda: {})  # the stats read no database
+        app.wire(wiring.Lookout(engine=engine))
         yield TestClient(app(), base_url="http://localhost:8000", client=("127.0.0.1", 5000))
+    console.serve_in()
 
 
 def test_another_sites_page_gets_no_inbox_data_and_no_cors_grant(backend: TestClient) -> None:
@@ -86,3 +90,19 @@ def test_sentrys_web_api_answers_any_origin_without_credentials(backend: TestCli
     refused = backend.get("/api/0/organizations/", headers={"Origin": "https://other.example"})
     assert refused.status_code == 401 and "No API token" in refused.json()["detail"]
     assert refused.headers["access-control-allow-origin"] == "*" and "access-control-allow-credentials" not in refused.headers
+
+
+def test_the_parts_are_built_when_the_backend_starts_not_when_the_pages_compile() -> None:
+    """Importing the app (what the front end's compile does) builds no part of Lookout; building the backend's
+    ASGI app builds them once and runs their tasks after the start-up's."""
+    import subprocess
+    import sys
+
+    script = ("import app.app as m; from app import wiring; print(wiring.lookout.cache_info().currsize);"
+              "m.app._compile = lambda **_: None; m.app(); m.app();"
+              "print(wiring.lookout.cache_info().currsize, [t.__name__ for t in m.app.get_lifespan_tasks()])")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    imported, built = run.stdout.splitlines()[-2:]
+    assert imported == "0"
+    assert built.startswith("1 [") and built.endswith(  # Reflex's own tasks first
+        "'prepare_process', 'retry_at_start', 'run_server_sdk', 'run_forwarder', 'run_inbox']")

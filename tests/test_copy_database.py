@@ -14,8 +14,8 @@ from app.inbox.reading import InboxReader
 from app.inbox.search import IssueSearch
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope
 

@@ -10,17 +10,21 @@ import pytest
 import sqlalchemy
 from reflex.utils.prerequisites import get_web_dir
 
-from app import db, local_inbox
+from app import local_inbox
 from app.projects.registry import Projects
 from app.settings import Settings
 from reflex_lookout import Monitoring, browser
-from reflex_lookout.settings import SettingsError
+from reflex_lookout.settings_error import SettingsError
+
+DESTINATION = local_inbox.destination  # the destination the plugin is given below (set by each test)
 
 
-def built_config(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], dict]:
-    """The files Lookout's `Monitoring(...)` writes at compile time, and the browser configuration in them."""
+def built_config(monkeypatch: pytest.MonkeyPatch, destination: local_inbox.LocalInbox) -> tuple[dict[str, str], dict]:
+    """The files Lookout's `Monitoring(...)` writes at compile time, with `destination` named as rxconfig.py names
+    Lookout's, and the browser configuration in them."""
+    monkeypatch.setitem(globals(), "DESTINATION", destination)
     tasks: list = []
-    Monitoring(destination="app.local_inbox:destination").pre_compile(  # type: ignore[call-arg]  # the hook reads these two
+    Monitoring(destination=f"{__name__}:DESTINATION").pre_compile(  # type: ignore[call-arg]  # the hook reads these two
         add_save_task=tasks.append, add_modify_task=lambda *_: None)
     [task] = tasks
     files = {Path(path).relative_to(get_web_dir()).as_posix(): text for path, text in task()}
@@ -31,9 +35,7 @@ def built_config(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], dict]
 
 def test_the_pages_built_carry_the_key_in_the_database(engine: sqlalchemy.Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """At compile time, as `reflex run` builds the pages: the database migrated, the key read."""
-    monkeypatch.setattr(db, "migrated_engine", lambda url=None: engine)
-    monkeypatch.setattr(local_inbox, "SETTINGS", Settings.from_env({}))
-    files, config = built_config(monkeypatch)
+    files, config = built_config(monkeypatch, local_inbox.LocalInbox(Settings.from_env({}), engine))
     assert files[browser.SDK_MODULE] == browser.SDK_JS.read_text()
     assert files["app/entry.client.js"] == browser.ENTRY_CLIENT_JS.read_text()
     [local] = [p for p in Projects(engine).all() if p.id == 1]
@@ -42,8 +44,8 @@ def test_the_pages_built_carry_the_key_in_the_database(engine: sqlalchemy.Engine
 
 
 def test_with_sentry_dsn_the_pages_report_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local_inbox, "SETTINGS", Settings.from_env({"SENTRY_DSN": "https://key@o1.ingest.example/7"}))
-    _, config = built_config(monkeypatch)
+    sentry = Settings.from_env({"SENTRY_DSN": "https://key@o1.ingest.example/7"})
+    _, config = built_config(monkeypatch, local_inbox.LocalInbox(sentry))
     assert config["dsn"] == "https://key@o1.ingest.example/7"
 
 

@@ -3,7 +3,8 @@ import logging
 import pytest
 
 from app.settings import LocalDsnUnknown, Settings, local_dsn_with
-from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings_error import SettingsError
 
 
 def test_dsn_parts_and_round_trip() -> None:

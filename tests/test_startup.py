@@ -13,15 +13,11 @@ from app.settings import Settings
 
 
 @pytest.mark.anyio
-async def test_a_start_on_a_new_database_migrates_it_and_reads_the_key_it_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_start_on_a_new_database_migrates_it_and_reads_the_key_it_made(tmp_path: Path) -> None:
     engine = db.engine(f"sqlite:///{tmp_path / 'new.db'}")
     settings = Settings.from_env({})
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    monkeypatch.setattr(startup, "SETTINGS", settings)
     try:
-        async with startup.prepare_process():
+        async with startup.prepare_process(settings, engine):
             [project] = Projects(engine).all()
             assert settings.reporting_dsn == settings.local_dsn == Projects(engine).local_dsn()
             assert project.public_key != "lookout"
@@ -37,12 +33,10 @@ async def test_a_start_imports_the_source_maps_of_the_builds_on_disk(
     from tests.sourcemaps import fake_bundles
 
     engine = db.engine(f"sqlite:///{tmp_path / 'new.db'}")
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    monkeypatch.setattr(startup, "SETTINGS", Settings.from_env({}))
     monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web"))  # where Reflex builds, and the bundles are
     fake_bundles.bundle_of(tmp_path / "web" / "lookout-sourcemaps", 1)
     try:
-        async with startup.prepare_process():
+        async with startup.prepare_process(Settings.from_env({}), engine):
             assert MapLibrary(engine).by_asset_path("/assets/a.js").build_id == f"{1:020x}"
     finally:
         gc.unfreeze()

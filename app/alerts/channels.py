@@ -20,7 +20,7 @@ from app.alerts.alert import KINDS, WEBHOOK_KINDS, Channel, Delivered, cut_error
 from app.alerts.tables import CHANNELS, DELIVERIES
 from app.settings import Settings
 from reflex_lookout.background import Lease
-from reflex_lookout.settings import SettingsError
+from reflex_lookout.settings_error import SettingsError
 
 ADDRESS_MAX = 254  # an e-mail address's longest form (RFC 5321 path limit)
 SECRET_MAX = 256  # a json webhook's HMAC key, at most this many characters

@@ -5,9 +5,9 @@
     or a digest listing them) ──▶ sent: the rows are deleted · failed: retried after a backoff
 
 Each turn (on a wake from the inbox feeder's commit, or every POLL_S) fans new alerts out, in one
-transaction per batch, then starts a send for each channel that has rows due, is not sending already
-and has a token left (see `Pace`). Channels send concurrently, so a down or slow webhook holds up
-no other; database work runs in threads, off the event loop.
+transaction per batch (delivery_queue.py), then starts a send for each channel that has rows due, is
+not sending already and has a token left (see `Pace`). Channels send concurrently, so a down or slow
+webhook holds up no other; database work runs in threads, off the event loop.
 
 Durability: a delivery row is deleted only after its message was accepted (a 2xx answer, an SMTP
 server's acceptance), so a crash between send and delete sends it again after the restart (at least
@@ -17,11 +17,11 @@ RETRY_MAX_S, jittered — forever: nothing is dropped. Only deleting a channel d
 to send (there is nowhere to send it).
 
 Pacing is what makes digests: a channel may get PACE_BURST messages at once, then one more every
-PACE_EVERY_S. A quiet project's alert goes at once (after LINGER_S, in which alerts due with it, as
-a burst's are, join its message); in a storm, what falls due while a channel has no token waits and
-goes out as one digest when the next token comes. So in any T seconds a channel gets at most
-PACE_BURST + T / PACE_EVERY_S messages (10 in a minute), whatever the number of alerts, each listing
-up to DIGEST_LIMIT[kind] of them; N alerts due at once make ceil(N / DIGEST_LIMIT[kind]) messages.
+PACE_EVERY_S (pacing.py). A quiet project's alert goes at once (after LINGER_S, in which alerts due
+with it, as a burst's are, join its message); in a storm, what falls due while a channel has no
+token waits and goes out as one digest when the next token comes. So in any T seconds a channel gets
+at most PACE_BURST + T / PACE_EVERY_S messages (10 in a minute), whatever the number of alerts, each
+listing up to DIGEST_LIMIT[kind] of them; N alerts due at once make ceil(N / DIGEST_LIMIT[kind]) messages.
 """
 
 from __future__ import annotations
@@ -34,60 +34,30 @@ import random
 import ssl
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import anyio.to_thread
 import sqlalchemy
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, update
 
 from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
 from app.alerts.alert import AlertItem, Channel, Delivered
-from app.alerts.tables import ALERTS, DELIVERIES
-from app.projects.tables import PROJECTS
+from app.alerts.delivery_queue import DUE, FAN_OUT_BATCH, Due, drop_orphans, due_channels, fan_out
+from app.alerts.pacing import Pace
+from app.alerts.tables import DELIVERIES
 from app.settings import Settings
 from reflex_lookout.background import Lease
 from reflex_lookout.protocol.retry import backoff
 
 logger = logging.getLogger(__name__)
 
-PACE_BURST = 5  # messages a channel may get at once ...
-PACE_EVERY_S = 12.0  # ... then one more this often (5 a minute)
 LINGER_S = 0.2  # a channel's oldest due alert waits this long for others due with it (a burst's)
 POLL_S = 0.5  # how often a turn runs without a wake (alerts committed by another worker, retries due)
 RETRY_BASE_S = 1.0  # a failed message's alerts are tried again after this, doubling ...
 RETRY_MAX_S = 60.0  # ... up to this (each jittered to ½–1 of it)
-FAN_OUT_BATCH = 500  # alerts fanned out per transaction
 PRUNE_EVERY_S = 60.0  # how often sent alerts past their keeping time are deleted (triggers.prune)
 SEND_TIMEOUT_S = 10.0  # one webhook request or SMTP conversation
 SMTP_AT_ONCE = 4  # e-mails sent at once (each holds a thread: smtplib blocks)
-
-
-@dataclass
-class Pace:
-    """A channel's token bucket: PACE_BURST tokens, one more every PACE_EVERY_S; a message takes one."""
-
-    at: float  # when `tokens` was counted
-    tokens: float = PACE_BURST
-
-    def take(self, now: float) -> bool:
-        """Take a token when one is left (whether one was)."""
-        if now > self.at:
-            self.tokens = min(PACE_BURST, self.tokens + (now - self.at) / PACE_EVERY_S)
-        self.at = max(self.at, now)  # a clock set back earns nothing
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
-
-
-@dataclass(frozen=True)
-class Due:
-    """A delivery row due now, with the alert it sends."""
-
-    delivery_id: int
-    attempts: int
-    item: AlertItem
 
 
 class AlertSender:
@@ -181,7 +151,7 @@ class AlertSender:
             return [], False
         if now - self._pruned_at >= PRUNE_EVERY_S:
             with self.engine.begin() as connection:
-                pruned = triggers.prune(connection, now) + _drop_orphans(connection)
+                pruned = triggers.prune(connection, now) + drop_orphans(connection)
             self._pruned_at = now
             logger.debug("alert sender: pruned %d rows", pruned)
         with self.engine.begin() as connection:
@@ -241,62 +211,3 @@ class AlertSender:
                 connection.execute(update(DELIVERIES).where(DELIVERIES.c.id.in_(ids))
                                    .values(attempts=DELIVERIES.c.attempts + 1, next_attempt_at=now + wait))
             channels.record_delivery(connection, channel.id, delivered, now)
-
-
-DUE = (
-    select(DELIVERIES.c.id.label("delivery_id"), DELIVERIES.c.attempts, ALERTS.c.dedupe_key, ALERTS.c.rule,
-           ALERTS.c.reason, ALERTS.c.project_id, PROJECTS.c.name.label("project"), ALERTS.c.issue_id,
-           ALERTS.c.title, ALERTS.c.level, ALERTS.c.environment, ALERTS.c.release, ALERTS.c.culprit,
-           ALERTS.c.first_seen, ALERTS.c.last_seen, ALERTS.c.event_count)
-    .select_from(DELIVERIES.join(ALERTS, ALERTS.c.id == DELIVERIES.c.alert_id)
-                 .outerjoin(PROJECTS, PROJECTS.c.id == ALERTS.c.project_id))
-    .where(DELIVERIES.c.channel_id == sqlalchemy.bindparam("channel_id"),
-           DELIVERIES.c.next_attempt_at <= sqlalchemy.bindparam("now"))
-    .order_by(DELIVERIES.c.alert_id)
-    .limit(sqlalchemy.bindparam("limit"))
-)
-
-
-def fan_out(connection: sqlalchemy.Connection, now: float) -> int:
-    """One delivery row per channel for each alert not fanned out yet (a test alert: to its channel
-    alone), up to FAN_OUT_BATCH alerts; how many alerts were fanned out. An alert no channel takes
-    is only marked."""
-    rows = connection.execute(
-        select(ALERTS.c.id, ALERTS.c.project_id, ALERTS.c.channel_id)
-        .where(ALERTS.c.fanned_out == sqlalchemy.false()).order_by(ALERTS.c.id).limit(FAN_OUT_BATCH)
-    ).all()
-    if not rows:
-        return 0
-    per_project: dict[int, list[int]] = {}
-    deliveries = []
-    for alert_id, project_id, channel_id in rows:
-        if channel_id is not None:  # a test alert (sent once its channel is switched on)
-            targets = [channel_id] if channels.channel(connection, channel_id) is not None else []
-        else:
-            if project_id not in per_project:
-                per_project[project_id] = [c.id for c in channels.channels_for(connection, project_id)]
-            targets = per_project[project_id]
-        deliveries += [{"alert_id": alert_id, "channel_id": target, "attempts": 0, "next_attempt_at": now}
-                       for target in targets]
-    if deliveries:
-        connection.execute(insert(DELIVERIES), deliveries)
-    connection.execute(update(ALERTS).where(ALERTS.c.id.in_([row.id for row in rows])).values(fanned_out=True))
-    return len(rows)
-
-
-def due_channels(connection: sqlalchemy.Connection, now: float) -> list[tuple[Channel, int, float]]:
-    """The enabled channels with deliveries due (a switched-off channel's wait until it is back on),
-    each with how many are due and since when (the oldest's due time)."""
-    waiting = (select(DELIVERIES.c.channel_id, func.count().label("due"), func.min(DELIVERIES.c.next_attempt_at).label("since"))
-               .where(DELIVERIES.c.next_attempt_at <= now).group_by(DELIVERIES.c.channel_id).subquery())
-    rows = connection.execute(
-        select(*channels.COLUMNS, waiting.c.due, waiting.c.since)
-        .join_from(channels.CHANNELS, waiting, waiting.c.channel_id == channels.CHANNELS.c.id)
-        .where(channels.CHANNELS.c.enabled)).all()
-    return [(channels.from_row(row), row.due, row.since) for row in rows]
-
-
-def _drop_orphans(connection: sqlalchemy.Connection) -> int:
-    """Deliveries whose channel was deleted: there is nowhere to send them."""
-    known = select(channels.CHANNELS.c.id)
-    return connection.execute(delete(DELIVERIES).where(DELIVERIES.c.channel_id.not_in(known))).rowcount

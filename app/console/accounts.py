@@ -246,7 +246,8 @@ def _not_in_database(name: str) -> AccountError:
         f"There is no user {name!r} in the database (users of LOOKOUT_CONSOLE_USERS are changed there).")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, engine: sqlalchemy.Engine | None = None) -> int:
+    """The command line, on `engine` (by default the configured database, migrated)."""
     parser = argparse.ArgumentParser(prog="python -m app.console.accounts", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from app import db
 
-    engine = db.migrated_engine()
+    engine = engine if engine is not None else db.migrated_engine()
     accounts = Accounts(engine, from_env={})
     try:
         if args.command == "add":

@@ -9,22 +9,31 @@ None with the refusal in `error`), then the work through `_change()` (off the ev
 A secret in the state (one shown once, one being typed) is held in memory only: Reflex pickles each
 client's state into its state files (`.states/` on disk, or Redis) and keeps them for the token's
 lifetime, so the fields a page names in `unpersisted` are left out of what it pickles (read back
-after a restart, they have their defaults)."""
+after a restart, they have their defaults).
+
+A secret shown once (a new token's, a new channel's) is never logged, and is cleared by the client's
+next action on the page, by "I have copied it" (`forget_secret`), by the page's next load, and by
+`hold_secret` once the client has left the page (`secret_route`), may no longer hold it, or
+SHOWN_FOR_S after it was made (a tab closed or left open)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import anyio.to_thread
 import reflex as rx
 
+from app.console import state as console
 from app.console.accounts import Viewer
 from app.console.state import ConsoleState, bounded, one_of
 from app.protocol.fields import whole
 
 T = TypeVar("T")
 MAX_ROW_ID = 2**63  # a row id the database can hold
+SHOWN_FOR_S = 600.0  # a secret shown once stays in the state at most this long
 
 
 def choice_of(project_id: int, name: str) -> str:
@@ -54,6 +63,9 @@ class FormState(ConsoleState, mixin=True):
     secret_once: str = ""
     maintainers_only: ClassVar[str] = "Only a maintainer can change this."
     unpersisted: ClassVar[tuple[str, ...]] = ("secret_once",)  # fields never written to the state files
+    secret_route: ClassVar[str] = ""  # the page the secret is shown on
+    _held_at: float = 0.0  # backend only: when this client's `hold_secret` task last ran (0: none)
+    _shown_at: float = 0.0  # backend only: when the secret shown was made
 
     def __getstate__(self) -> dict[str, Any]:
         """What Reflex pickles of this state (app/console/form_state.py's docstring): all but `unpersisted`."""
@@ -70,6 +82,40 @@ class FormState(ConsoleState, mixin=True):
     def _drop_secret(self) -> None:
         """The secret shown once goes (with whatever a page shows it in)."""
         self.secret_once = ""
+
+    def _may_hold(self) -> bool:
+        """Whether the client may still see the secret it made (access checked anew)."""
+        return self._maintainer() is not None
+
+    def _show_secret(self, secret: str) -> None:
+        self.secret_once, self._shown_at = secret, time.time()
+
+    @rx.event
+    def forget_secret(self) -> None:
+        """The client has copied the secret: it goes."""
+        self._drop_secret()
+        self._admit()
+
+    @rx.event(background=True)
+    async def hold_secret(self) -> None:
+        """Clear the secret shown once when the client leaves the page, may no longer hold it, or
+        SHOWN_FOR_S after it was made: one task per client (as the watcher, it beats), only while
+        there is a secret."""
+        async with self:
+            if not self.secret_once or time.time() - self._held_at < 3 * console.REFRESH_S:
+                return
+            self._held_at = time.time()
+        while True:
+            await asyncio.sleep(console.REFRESH_S)
+            async with self:
+                left = self.router.url.path.rstrip("/") != self.secret_route
+                # Access checked on every turn: a client whose session ended loses the secret too.
+                if left or time.time() - self._shown_at >= SHOWN_FOR_S or not self._may_hold():
+                    self._drop_secret()
+                if not self.secret_once:  # decided under the lock: a later secret starts a new task
+                    self._held_at = 0.0
+                    return
+                self._held_at = time.time()
 
     @rx.event
     async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import reflex as rx
 import sqlalchemy
@@ -88,8 +88,29 @@ def _any_token(_token: str) -> bool:
     return True
 
 
-# Whether a client token has a websocket in this process: app/app.py sets it once the app exists.
-connected: Callable[[str], bool] = _any_token
+_connected: Callable[[str], bool] = _any_token  # `serve_in`'s
+_tunnel_snapshot: Callable[[], dict[str, Any]] | None = None
+
+
+def serve_in(*, connected: Callable[[str], bool] = _any_token,
+             tunnel_snapshot: Callable[[], dict[str, Any]] | None = None) -> None:
+    """What only the backend process knows, for its pages: whether a client token has a websocket
+    in this process, and its tunnel's figures. The composition root gives them once the app is
+    built (app/app.py); a test gives its own."""
+    global _connected, _tunnel_snapshot
+    _connected, _tunnel_snapshot = connected, tunnel_snapshot
+
+
+def connected(token: str) -> bool:
+    return _connected(token)
+
+
+def tunnel_snapshot() -> dict[str, Any]:
+    """The tunnel's counters and the outbox's depth, as the home page shows them (may read the
+    database: call off the loop)."""
+    if _tunnel_snapshot is None:
+        raise RuntimeError("no tunnel in this process: the backend gives it (console.serve_in)")
+    return _tunnel_snapshot()
 
 
 def ago(timestamp: float, now: float) -> str:

@@ -5,7 +5,7 @@ and the filter's name) and the scrubbing options (reflex_lookout/scrubbing/envel
 item filtered of PII, or reduced to its type). The tunnel runs it as its `prepare` (app/wiring.py)
 before the commit, on its event loop while it is cheap (nothing for Relay) and else on a worker
 thread, so the bytes as received are never written to any file; the feeder reads the result without
-scrubbing it again (app/ingest/store.py)."""
+scrubbing it again (app/ingest/envelope_reader.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from app.projects.filter_settings import FilterSettings
 from reflex_lookout.protocol.envelope import Envelope
 from reflex_lookout.scrubbing.envelope import scrub_envelope
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import SettingsError
+from reflex_lookout.settings_error import SettingsError
 
 MAX_KNOWN_DSNS = 1024  # DSNs whose project is kept (a DSN per project and key)
 

@@ -31,10 +31,11 @@ from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.protocol import auth, legacy_store
 from app.settings import Settings
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.intake import unreadable
 from reflex_lookout.protocol import encodings, envelope, payloads
 from reflex_lookout.protocol.asgi import ASGIApp, ClientGone, Receive, Refused, Request, Scope, Send, encoded, respond
-from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.settings_error import SettingsError
 from reflex_lookout.tunnel import Tunnel
 
 PATH = re.compile(r"^/api/(\d+)/(envelope|store)/?$")

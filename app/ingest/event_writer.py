@@ -30,7 +30,7 @@ STORED_EVENT = select(EVENTS.c.id).where(
 # An event's issue: the one its hash made, or the one that issue was merged into (app/inbox/merge.py).
 # Locked (PostgreSQL; SQLite writes one transaction at a time): its status and count are read as the
 # last transaction that changed it left them (a feeder, or the console: a merge, a status change).
-# Two feeders do not write one issue at once (app/ingest/store.py `Keys`), nor wait for each other here.
+# Two feeders do not write one issue at once (app/ingest/issue_keys.py `Keys`), nor wait for each other here.
 # FOR NO KEY UPDATE, as the UPDATE that counts the event locks it: the tag counter's foreign-key checks
 # (FOR KEY SHARE of the issue, app/ingest/tag_counter.py) never wait for it, nor it for them (with FOR
 # UPDATE the two deadlocked under load: bench.triage on PostgreSQL).

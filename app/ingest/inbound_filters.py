@@ -1,5 +1,5 @@
 """Sentry's inbound filters, applied to each error event and transaction at ingest before anything of
-it is stored (app/ingest/store.py): `dropped_by(item_type, event, settings)` names the first of the
+it is stored (app/ingest/envelope_reader.py): `dropped_by(item_type, event, settings)` names the first of the
 project's filters (app/projects/filter_settings.py) that matches, in Relay's order, or None.
 
 What each matches follows Relay's `relay-filter` crate (the patterns: app/ingest/filter_patterns.py):

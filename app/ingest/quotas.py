@@ -38,9 +38,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from app.inbox.tables import QUOTA_COUNTS as COUNTS
 from app.projects.quota_settings import QuotaSettings
 from app.projects.settings_store import CACHE_S, ProjectSettingsStore
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.protocol.asgi import Refused
 from reflex_lookout.protocol.ratelimits import category_of
-from reflex_lookout.settings import Dsn
 
 SHARE = 0.1  # of what a window had left at the last sync, admitted by one worker before the next
 COUNTED = ("error", "default", "security")  # Sentry's error categories, as X-Sentry-Rate-Limits names them

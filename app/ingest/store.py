@@ -14,61 +14,43 @@ User-Agent changed it: then it is kept as sent with a patch of the changes (app/
 The tunnel and the ingest endpoints filter and scrub an envelope before they write it
 (app/ingest/before_write.py; its header says so), and such a row is read as it is: a filtered item
 is there as its type and the filter's name. A row stored as received (by a Lookout before that
-change, or through `ingest_envelope`) is filtered and scrubbed here first (reflex_lookout/scrubbing/,
-with the project's settings), and rewritten in the transaction that stores its contents when that
-changed an item: an item that cannot be scrubbed (not JSON the inbox reads), and an item an inbound
-filter dropped, keeps its type and nothing else. A row the inbox rejects keeps its reason and no body.
+change, or through `ingest_envelope`) is filtered and scrubbed as it is read (envelope_reader.py,
+reflex_lookout/scrubbing/, with the project's settings), and rewritten in the transaction that
+stores its contents when that changed an item: an item that cannot be scrubbed (not JSON the inbox
+reads), and an item an inbound filter dropped, keeps its type and nothing else. A row the inbox
+rejects keeps its reason and no body.
+
+Here, the batch: each envelope is read (envelope_reader.py, outside the write transaction), then
+written (envelope_writer.py) in one transaction for the batch, or a savepoint of the feeder's, with
+its issues' keys held, written again when it lost a race, one envelope at a time when one fails.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import sqlalchemy
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import insert, select
 
-from app.inbox.tables import MAX_ENVELOPE_BYTES
 from app.inbox.tag_index import TagCounts
-from app.ingest.event_writer import write_event
-from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
-from app.ingest.incoming import (
-    COUNTED_ITEM_TYPES,
-    EVENT_ITEM_TYPES,
-    READ_ITEM_TYPES,
-    Incoming,
-    Ingested,
-    Readable,
-    UnknownProject,
-    its_own_fault,
-)
+from app.ingest.envelope_reader import read_envelope
+from app.ingest.envelope_writer import KEEP_BODY, write_envelope
+from app.ingest.incoming import Incoming, Ingested, Readable, UnknownProject, its_own_fault
 from app.ingest.issue_keys import Keys, keys_of
-from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
 from app.ingest.tag_counter import count_queued
-from app.ingest.trace_writer import write_transaction
-from app.ingest.user_agent import add_contexts, contexts_from_user_agent
-from app.projects.registry import LOCAL_PROJECT_ID
-from app.projects.settings_store import FILTERED, ProjectSettingsStore
+from app.projects.settings_store import ProjectSettingsStore
 from app.projects.tables import PROJECTS
-from app.sourcemaps.event_patch import is_kept_text, kept_text
 from app.sourcemaps.symbolicate import Symbolicator
-from reflex_lookout.protocol import encodings, envelope, payloads
-from reflex_lookout.scrubbing.envelope import FILTERED_BY, SCRUBBED
-from reflex_lookout.scrubbing.relay import scrub_item
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import Dsn, SettingsError
-from reflex_lookout.tables import OUTBOX
+from reflex_lookout.settings_error import SettingsError
 
 logger = logging.getLogger(__name__)
 FIND_PROJECT = select(PROJECTS.c.id).where(
     PROJECTS.c.id == sqlalchemy.bindparam("id"), PROJECTS.c.public_key == sqlalchemy.bindparam("public_key"))
-# An outbox row's envelope, scrubbed (uncompressed); a rejected row's, dropped.
-KEEP_BODY = update(OUTBOX).where(OUTBOX.c.id == bindparam("row_id")).values(
-    body=bindparam("new_body"), size=bindparam("new_size"), content_encoding="")
 
 Then = Callable[[sqlalchemy.Connection, Sequence[Incoming], list["Ingested | Exception"]], None]
 # A batch written beside other feeders (PostgreSQL) is written again whole when it loses a race with
@@ -204,23 +186,24 @@ class InboxStore:
         for index, r in enumerate(read):
             if isinstance(r, Readable):
                 if keys is None or keys.held(connection, index):
-                    results[index] = self._write(connection, r, tags)
+                    results[index] = write_envelope(connection, r, tags)
                 else:
                     later.append((index, r))
         if keys is not None and later:
             held = set(keys.held_now(connection, [index for index, _ in later]))
             for index, r in later:
                 if index in held:
-                    results[index] = self._write(connection, r, tags)
+                    results[index] = write_envelope(connection, r, tags)
         return results
 
     def read_batch(self, batch: Sequence[Incoming]) -> list[Readable | Exception]:
-        """Each envelope of `batch` read (`_read`), or the error that keeps it out (its own fault;
-        any other error propagates)."""
+        """Each envelope of `batch` read (`read_envelope`, app/ingest/envelope_reader.py), or the
+        error that keeps it out (its own fault; any other error propagates)."""
         read: list[Readable | Exception] = []
         for incoming in batch:
             try:
-                read.append(self._read(incoming))
+                read.append(read_envelope(incoming, self.project_for, self.scrubbing_of, self.settings,
+                                         self.symbolicator))
             except Exception as exc:
                 if not its_own_fault(exc):
                     raise
@@ -236,99 +219,6 @@ class InboxStore:
         else:
             with within.begin_nested():
                 yield within
-
-    def _read(self, incoming: Incoming) -> Readable:
-        """Parse the envelope, find its project, scrub its items and symbolicate its events:
-        everything but the database writes (so none of it holds the write transaction open)."""
-        parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
-                                MAX_ENVELOPE_BYTES)
-        project_id = self.project_for(incoming.dsn or parsed.dsn)
-        settings, filters = self.scrubbing_of(project_id), self.settings.filters_of(project_id)
-        received_at = time.time() if incoming.received_at is None else incoming.received_at
-        items: list[tuple[str, dict[str, Any], int | str | None]] = []
-        filtered: dict[str, int] = {}
-        scrubbed: list[bytes | None] = []  # per item: its payload as the row is to keep it (None: as sent; b"": none)
-        # Filtered and scrubbed before it was written (app/ingest/before_write.py), or a row stored
-        # as received by an older Lookout: filtered and scrubbed here.
-        written_scrubbed = parsed.headers.get(SCRUBBED) == 1
-        for index, item in enumerate(parsed.items):
-            if written_scrubbed and isinstance(item.headers.get(FILTERED_BY), str):
-                name = str(item.headers[FILTERED_BY])
-                filtered[name] = filtered.get(name, 0) + 1
-                scrubbed.append(None)
-                continue
-            if item.type not in READ_ITEM_TYPES:
-                items.append((item.type, {}, None))
-                scrubbed.append(b"" if settings.scrub_data and not written_scrubbed else None)  # nothing the inbox can scrub
-                continue
-            sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (reflex_lookout/protocol/payloads.py)
-            # The filters read the item as sent (a client IP filter needs the IP that scrubbing may remove).
-            dropped = not written_scrubbed and item.type in FILTERED_TYPES and dropped_by(item.type, sent, filters)
-            if dropped:  # an inbound filter's: counted, never stored (its row keeps its type, nothing else)
-                filtered[dropped] = filtered.get(dropped, 0) + 1
-                scrubbed.append(b"")
-                continue
-            payload = sent if written_scrubbed else scrub_item(item.type, sent, settings, item.payload)
-            scrubbed.append(None if payload is sent else json.dumps(payload).encode())
-            kept_as: int | str | None = None
-            if item.type in EVENT_ITEM_TYPES:
-                sent_with_id = "event_id" in payload
-                payload.setdefault("event_id", parsed.event_id)
-                frames = None if self.symbolicator is None else self.symbolicator.symbolicated(
-                    payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id,
-                    dev_servers=self.settings.dev_servers_of(project_id))
-                added = contexts_from_user_agent(payload)  # browser, os, device: app/ingest/user_agent.py
-                add_contexts(payload, added)
-                as_sent = scrubbed[-1] or item.payload
-                changed = frames is not None or bool(added)
-                if changed and incoming.row_id is not None:
-                    # The mapped frames and the parsed contexts are what the console shows: kept as a
-                    # patch beside the event as sent (app/sourcemaps/event_patch.py), not a new copy.
-                    kept_as = kept_text(as_sent.decode(json.detect_encoding(as_sent)),
-                                        None if sent_with_id else payload["event_id"], frames, added)
-                elif changed:
-                    kept_as = json.dumps(payload)  # not from the outbox (`ingest_envelope`): whole
-                elif sent_with_id:
-                    # Kept as sent (and scrubbed), where it already is when it came through the outbox (a
-                    # second copy of a 50 KB event cost more than the rest of its ingest); else as its text
-                    # (unless it reads as a kept patch: then as JSON, which never does).
-                    text = as_sent.decode("utf-8", "replace")
-                    kept_as = index if incoming.row_id is not None else json.dumps(payload) if is_kept_text(text) else text
-            items.append((item.type, payload, kept_as))
-        body = _rewritten(parsed, scrubbed) if any(new is not None for new in scrubbed) else None
-        return Readable(project_id, received_at, incoming.row_id, items, filtered, body)
-
-    def _write(self, connection: sqlalchemy.Connection, readable: Readable, tags: TagCounts) -> Ingested:
-        result = Ingested()
-        project_id, received_at = readable.project_id, readable.received_at
-        for name, count in readable.filtered.items():
-            add_count(connection, project_id, FILTERED, name, count)
-            result.filtered += count
-        if readable.body is not None and readable.row_id is not None:
-            connection.execute(KEEP_BODY, {"row_id": readable.row_id, "new_body": readable.body,
-                                           "new_size": len(readable.body)})
-        for item_type, payload, kept_as in readable.items:
-            if item_type in EVENT_ITEM_TYPES:
-                where = ({"envelope_id": readable.row_id, "item_index": kept_as, "payload": ""} if isinstance(kept_as, int)
-                         else {"payload": kept_as if kept_as is not None else json.dumps(payload)})
-                added = write_event(connection, project_id, payload, received_at, where, tags)
-                result.events += added
-                result.duplicates += not added
-            elif item_type == "transaction":
-                added = write_transaction(connection, project_id, payload, received_at)
-                result.transactions += added
-                result.duplicates += not added
-            elif item_type == "log":
-                result.logs += write_logs(connection, project_id, payload)
-            elif item_type in ("feedback", "user_report"):
-                write_feedback(connection, project_id, item_type, payload, received_at)
-                result.feedback += 1
-            elif item_type in COUNTED_ITEM_TYPES:
-                write_counts(connection, project_id, item_type, payload)
-                result.counted += 1
-            else:
-                result.other_items[item_type] = result.other_items.get(item_type, 0) + 1
-        return result
 
     def _drop_rejected(self, connection: sqlalchemy.Connection, batch: Sequence[Incoming],
                        results: Sequence[Ingested | Exception]) -> None:
@@ -352,10 +242,3 @@ def lost_a_race(exc: BaseException) -> bool:
     envelope or of the database: writing it again is what it takes."""
     return isinstance(exc, sqlalchemy.exc.DBAPIError) and getattr(exc.orig, "sqlstate", None) in RACES
 
-
-def _rewritten(parsed: envelope.Envelope, scrubbed: list[bytes | None]) -> bytes:
-    """The envelope with each item's payload replaced where one is given (b"": the item keeps its
-    type alone)."""
-    return envelope.serialize(envelope.Envelope(parsed.headers, tuple(
-        item if new is None else envelope.Item(item.type, {} if new == b"" else item.headers, new)
-        for item, new in zip(parsed.items, scrubbed, strict=True))))

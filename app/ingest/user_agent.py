@@ -1,6 +1,6 @@
 """Sentry's browser, os and device contexts, and their tags, from an event's `User-Agent` header,
 where the SDK sent none: Relay fills them for Sentry (the browser SDK sends the request's
-`User-Agent`, not these contexts), and the store does it for the inbox (app/ingest/store.py), before
+`User-Agent`, not these contexts), and the store does it for the inbox (app/ingest/envelope_reader.py), before
 the event is grouped, stored and its tags counted (app/inbox/tag_index.py).
 
 Parsed with ua-parser, the maintained Python implementation of uap-core's rules (the rules Relay

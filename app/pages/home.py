@@ -6,10 +6,10 @@ import time
 import anyio.to_thread
 import reflex as rx
 
-from app import routes, wiring
+from app import routes
 from app.components.layout import layout
 from app.components.page import page_at
-from app.console.state import ConsoleState, database, inbox_reader
+from app.console.state import ConsoleState, database, inbox_reader, tunnel_snapshot
 from app.projects.registry import Projects
 from app.settings import SETTINGS
 from app.sourcemaps import own_build
@@ -69,7 +69,7 @@ class HomeState(ConsoleState, rx.State):
             ))
         else:
             self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(own_build.upload_settings(SETTINGS)))
-        self.stored_figures, self.figures = tunnel_figures(await anyio.to_thread.run_sync(wiring.lookout().tunnel.snapshot))
+        self.stored_figures, self.figures = tunnel_figures(await anyio.to_thread.run_sync(tunnel_snapshot))
         self.counted_by = counted_by()
 
 

@@ -1,6 +1,6 @@
 """The /issue page's state: one issue as an allowed client sees it (its counts, status, releases, events
 over time, tag distribution; one stored event as display rows: app/presentation/), which event, period
-and frames are shown, and a maintainer's changes of status and delete through app/ingest/store.py.
+and frames are shown, and a maintainer's changes of status and delete through app/inbox/triage.py.
 Assignment, comments, the timeline and unmerge: the mixin in app/pages/issue_triage_state.py.
 
 Every handler is a public endpoint (app/console/state.py): it checks the client itself and bounds its

@@ -1,16 +1,17 @@
 """The /issues page's bulk actions: on the issues picked, or on every issue the search matches,
 in chunks off the event loop, with the progress shown as it goes (app/inbox/bulk.py does the work).
 
-`bulk` runs in the background: it checks that the client is a maintainer before each chunk, so a
+The page's background handler `bulk` runs `apply`: it checks that the client is a maintainer before each chunk, so a
 session that ends (or a role that changes) stops the work at the next chunk.
 """
 
 from __future__ import annotations
 
-import anyio.to_thread
-import reflex as rx
+from typing import Any, Protocol
 
-from app.console.form_state import FormState
+import anyio.to_thread
+
+from app.console.accounts import Viewer
 from app.console.state import bounded, database, triage
 from app.inbox import bulk
 from app.inbox.search import IssueSearch, SearchError
@@ -46,64 +47,69 @@ def action_of(name: str) -> bulk.Action | None:
     return None
 
 
-class BulkActions(FormState, mixin=True):
-    query: str = ""  # the search shown
-    project: str = ""  # its project ("": all)
-    selected: list[int] = []  # the issues picked by hand
-    all_matching: bool = False  # or every issue the search matches
-    working: bool = False
-    progress: str = ""  # "300 of 1,200 resolved"
-    confirming_delete: bool = False
+class BulkPage(Protocol):
+    """What `apply` needs of the /issues page's state (app/pages/issues_state.py, a FormState)."""
+    query: str
+    project: str
+    selected: list[int]
+    all_matching: bool
+    working: bool
+    progress: str
+    confirming_delete: bool
+    error: str
+    notice: str
 
-    @rx.event
-    def ask_bulk_delete(self, asking: bool) -> None:
-        if self._begin_change() is not None:
-            self.confirming_delete = asking is True
+    async def __aenter__(self) -> Any: ...
+    async def __aexit__(self, *exc: object) -> None: ...
+    def _begin_change(self) -> Viewer | None: ...
+    def _maintainer(self) -> Viewer | None: ...
+    async def _show(self) -> bool: ...
 
-    @rx.event(background=True)
-    async def bulk(self, name: str) -> None:
-        """Apply the action `name` to the issues picked, or to all the search matches."""
-        async with self:
-            self.confirming_delete = False
-            maintainer = self._begin_change()
-            action = action_of(bounded(name))
-            if maintainer is None or self.working:
-                return
-            if action is None:
-                self.error = "That is not an action the list offers."
-                return
-            if not self.all_matching and not self.selected:
-                self.error = "Pick issues first, or all the issues the search matches."
-                return
-            self.working, self.progress = True, "starting…"
-            picked, everything, query = list(self.selected), self.all_matching, self.query
-            project = int(self.project) if self.project else None
-        try:
-            ids = picked
-            if everything:
-                ids = await anyio.to_thread.run_sync(lambda: IssueSearch(database()).ids(
-                    query, viewer=maintainer.name, project=project, limit=MAX_ALL_MATCHING))
-            done, skipped, errors = 0, 0, []
-            parts = [ids] if action.kind == "merge" else list(chunks(ids, CHUNK))
-            for part in parts:
-                async with self:
-                    if self._maintainer() is None:  # the session ended or the role changed: stop here
-                        self.error = "The bulk action stopped: only a maintainer can change issues."
-                        return
-                outcome = await anyio.to_thread.run_sync(triage().bulk, action, list(part), maintainer.name)
-                done, skipped = done + outcome.done, skipped + outcome.skipped
-                errors += outcome.errors
-                async with self:
-                    self.progress = f"{done + skipped:,} of {len(ids):,}"
-            async with self:
-                unchanged = f"; {skipped:,} unchanged" if skipped else ""
-                self.notice = f"{done:,} of {plural(len(ids), 'issue')} {done_as(action)}{unchanged}."
-                self.error = errors[0] if errors else ""
-                self.selected, self.all_matching = [], False
-        except (SearchError, ValueError) as exc:
-            async with self:
-                self.error = str(exc)
-        finally:
-            async with self:
-                self.working, self.progress = False, ""
-                await self._show()
+
+async def apply(state: BulkPage, name: str) -> None:
+    """Apply the action `name` to the issues `state`'s client picked, or to all the search matches (run by
+    the page's background handler `bulk`)."""
+    async with state:
+        state.confirming_delete = False
+        maintainer = state._begin_change()
+        action = action_of(bounded(name))
+        if maintainer is None or state.working:
+            return
+        if action is None:
+            state.error = "That is not an action the list offers."
+            return
+        if not state.all_matching and not state.selected:
+            state.error = "Pick issues first, or all the issues the search matches."
+            return
+        state.working, state.progress = True, "starting…"
+        picked, everything, query = list(state.selected), state.all_matching, state.query
+        project = int(state.project) if state.project else None
+    try:
+        ids = picked
+        if everything:
+            ids = await anyio.to_thread.run_sync(lambda: IssueSearch(database()).ids(
+                query, viewer=maintainer.name, project=project, limit=MAX_ALL_MATCHING))
+        done, skipped, errors = 0, 0, []
+        parts = [ids] if action.kind == "merge" else list(chunks(ids, CHUNK))
+        for part in parts:
+            async with state:
+                if state._maintainer() is None:  # the session ended or the role changed: stop here
+                    state.error = "The bulk action stopped: only a maintainer can change issues."
+                    return
+            outcome = await anyio.to_thread.run_sync(triage().bulk, action, list(part), maintainer.name)
+            done, skipped = done + outcome.done, skipped + outcome.skipped
+            errors += outcome.errors
+            async with state:
+                state.progress = f"{done + skipped:,} of {len(ids):,}"
+        async with state:
+            unchanged = f"; {skipped:,} unchanged" if skipped else ""
+            state.notice = f"{done:,} of {plural(len(ids), 'issue')} {done_as(action)}{unchanged}."
+            state.error = errors[0] if errors else ""
+            state.selected, state.all_matching = [], False
+    except (SearchError, ValueError) as exc:
+        async with state:
+            state.error = str(exc)
+    finally:
+        async with state:
+            state.working, state.progress = False, ""
+            await state._show()

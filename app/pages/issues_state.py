@@ -20,7 +20,7 @@ from app.console.state import ago, bounded, database, inbox_reader, one_of, tria
 from app.inbox.saved_searches import PINNED, SavedSearches
 from app.inbox.search import IssueSearch, SearchError
 from app.inbox.search.grammar import MAX_QUERY_CHARS as MAX_QUERY
-from app.pages.issues_bulk import BulkActions
+from app.pages import issues_bulk
 from app.presentation.event import sparkline
 from app.protocol.fields import whole
 
@@ -72,9 +72,16 @@ class SavedRow:
     pinned: bool
 
 
-class IssuesState(BulkActions, rx.State):
+class IssuesState(FormState, rx.State):
     live_route = routes.ISSUES
-    # `query` and `project` (BulkActions'): the search shown, from the URL.
+    query: str = ""  # the search shown, from the URL
+    project: str = ""  # its project ("": all)
+    # The bulk actions' (app/pages/issues_bulk.py):
+    selected: list[int] = []  # the issues picked by hand
+    all_matching: bool = False  # or every issue the search matches
+    working: bool = False
+    progress: str = ""  # "300 of 1,200 resolved"
+    confirming_delete: bool = False
     sort: str = "date"
     problem: str = ""  # why the search in the URL does not parse
     searched: bool = False  # a search has been read (until then no empty state is shown)
@@ -93,6 +100,16 @@ class IssuesState(BulkActions, rx.State):
     @rx.var
     def project_choice(self) -> str:
         return next((p for p in self.project_list if p.split(" ", 1)[0] == self.project), ANY_PROJECT)
+
+    @rx.event
+    def ask_bulk_delete(self, asking: bool) -> None:
+        if self._begin_change() is not None:
+            self.confirming_delete = asking is True
+
+    @rx.event(background=True)
+    async def bulk(self, name: str) -> None:
+        """Apply the action `name` to the issues picked, or to all the search matches."""
+        await issues_bulk.apply(self, name)
 
     @rx.event
     async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)

@@ -1,6 +1,6 @@
 """The /tokens page's "API tokens" section: a signed-in console user makes API tokens for
 themself (app/webapi/tokens.py), with the scopes their role allows, sees each secret once
-(app/console/secret_once.py), and lists and revokes their own; a maintainer, and this machine (which
+(app/console/form_state.py), and lists and revokes their own; a maintainer, and this machine (which
 the CLI runs on anyway), list and revoke anyone's. A client with no console user (this machine not
 signed in) makes none: a sentence says how to get one.
 
@@ -20,8 +20,7 @@ import reflex as rx
 from app import routes
 from app.console import access, state as console
 from app.console.accounts import Viewer, cookie_token
-from app.console.form_state import is_row_id
-from app.console.secret_once import SecretOnceState
+from app.console.form_state import FormState, is_row_id
 from app.console.state import ago, bounded, database
 from app.protocol.bearer import MAX_LABEL_CHARS, day
 from app.webapi.scopes import allowed_scopes, ordered
@@ -61,7 +60,7 @@ def api_tokens() -> ApiTokens:
     return ApiTokens(database(), console.accounts().from_env)
 
 
-class ApiTokensState(SecretOnceState, rx.State):
+class ApiTokensState(FormState, rx.State):
     secret_route = routes.TOKENS
     api_tokens: list[ApiTokenView] = []
     owner: str = ""  # the signed-in console user, whom a new token acts as ("" for none)

@@ -6,7 +6,7 @@ something only for `_maintainer()`, and takes each argument as possibly anything
 choice among the offered ones, a whole number). A refusal is a sentence in `error`.
 
 A new token's secret is in the state only to be shown once, to the maintainer who made it
-(app/console/secret_once.py)."""
+(app/console/form_state.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import routes
-from app.console.form_state import choice_of, is_row_id, project_of
-from app.console.secret_once import SecretOnceState
+from app.console.form_state import FormState, choice_of, is_row_id, project_of
 from app.console.state import ago, database
 from app.projects.registry import Projects
 from app.settings import SETTINGS
@@ -55,7 +54,7 @@ def token_row(token: TokenRow, names: dict[int, str], now: float) -> UploadToken
     )
 
 
-class TokensState(SecretOnceState, rx.State):
+class TokensState(FormState, rx.State):
     live_route = secret_route = routes.TOKENS
     maintainers_only = MAINTAINERS_ONLY
     unpersisted = ("secret_once", "settings_once")  # the settings hold the secret too

@@ -26,7 +26,7 @@ from sqlalchemy import func, insert, select
 
 from app.projects.tables import PROJECTS
 from app.settings import LOCAL_PROJECT_ID, Settings, local_dsn_with
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 
 DEFAULT_HOST = "localhost:3000"
 LOCAL_PROJECT_NAME = "Lookout"
@@ -90,7 +90,8 @@ def settle_local_dsn(settings: Settings, engine: sqlalchemy.Engine) -> Dsn:
     return settings.local_dsn
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, engine: sqlalchemy.Engine | None = None) -> int:
+    """The command line, on `engine` (by default the configured database, migrated)."""
     parser = argparse.ArgumentParser(prog="python -m app.projects.registry", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"host:port SDKs reach Lookout at (default {DEFAULT_HOST})")
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.projects.settings_store import ProjectSettingsStore, checked_sourcemaps
     from app.projects.sourcemap_settings import SourceMapSettings
 
-    engine = db.migrated_engine()
+    engine = engine if engine is not None else db.migrated_engine()
     projects = Projects(engine)
     if args.command in ("add", "dev-servers"):
         try:  # the origins are checked before the project is made: a bad one makes nothing

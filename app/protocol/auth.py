@@ -18,8 +18,9 @@ from __future__ import annotations
 import binascii
 from urllib.parse import parse_qs
 
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.protocol.asgi import Refused, Scope
-from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.settings_error import SettingsError
 
 
 def sentry_key(scope: Scope) -> str:

@@ -1,10 +1,10 @@
 """Symbolication at ingest: a browser event's minified stack frames become the original ones.
 
 `Symbolicator(lookup).symbolicate(event)` runs where the inbox reads an envelope, before grouping
-(app/ingest/store.py: in the feeder's worker thread, outside the write transaction): CPU work and
-map lookups only. For each stack trace (of each exception, and of each thread), each frame that is
-JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app scheme, a
-`lineno` and a `colno`) is mapped:
+(app/ingest/envelope_reader.py: in the feeder's worker thread, outside the write transaction): CPU
+work and map lookups only. For each stack trace (of each exception, and of each thread), each frame
+that is JavaScript from a URL (`abs_path` or `filename` with an http, https, file or app scheme, a
+`lineno` and a `colno`: mappable_frames.py) is mapped:
 
 - its map is the one of the debug ID the event names for that URL (`debug_meta.images`, type
   `sourcemap`, `code_file` = the URL), among the maps of the event's project (uploaded with
@@ -33,7 +33,7 @@ The stack trace as sent is kept as `raw_stacktrace` (Sentry's name) when a frame
 `symbolicated` also gives what it changed, as the patch the store keeps beside the event as sent
 (event_patch.py, whose `apply_stack` changes the frames here and when the event is read back).
 Bounds: at most MAX_FRAMES frames per event are looked at, innermost first (the rest stay as sent), at most
-MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so). A budget per event:
+MAX_LOOKUPS maps looked up per event past the cache (frames needing more say so). A budget per event (event_budget.py):
 `max_bytes` of maps (file and map) parsed past the cache, and `max_cpu_ms` of the thread's CPU time
 (`time.thread_time`: the machine is shared, wall time would count other processes' work). A parse is
 one uninterruptible call, so the bytes are checked before it and the time before each frame (the
@@ -52,21 +52,21 @@ be read, and nothing is lost. Any other failure of a lookup is that frame's erro
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from app.ingest.incoming import its_own_fault
 from app.projects.sourcemap_settings import origin_of
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
-from app.sourcemaps.event_patch import FramesPatch, apply_stack, error_spec, holders, mapped_spec
+from app.sourcemaps.event_budget import Budget, frame_error
+from app.sourcemaps.event_patch import FramesPatch, apply_stack, holders, mapped_spec
 from app.sourcemaps.map_cache import Entry, MapCache, ParsedMap, Unreadable, fingerprint, parse
-from app.sourcemaps.maps import MapLookup, StoredMap, normal_debug_id
+from app.sourcemaps.mappable_frames import MAX_URL, frames_of, images_of, position_of
+from app.sourcemaps.maps import MapLookup, StoredMap
 from app.sourcemaps.module_reader import ModuleReader, NotRead, event_wait
 from app.sourcemaps.positions import Positions, Spec
 
@@ -74,31 +74,6 @@ logger = logging.getLogger(__name__)
 MAX_FRAMES = 250
 MAX_LOOKUPS = 20
 MAX_WAIT_MS = 2000  # of an event's waiting for dev servers
-MAX_IMAGES = 1000
-MAX_URL = 2048
-MAX_POSITION = 10_000_000
-URL_SCHEMES = ("http", "https", "file", "app")
-
-
-@dataclass
-class _Budget:
-    """What one event may still use: frames to map, lookups past the cache (by key), bytes of maps
-    to parse and the thread's CPU time; once `spent` says why, its other frames stay as sent."""
-    frames: int
-    max_lookups: int
-    by_path: bool  # whether a frame without a debug ID may be matched by its asset path
-    project_id: int  # the event's: debug IDs are looked up among its maps
-    bytes_left: int
-    cpu_until: float  # of time.thread_time()
-    dev_servers: tuple[str, ...] = ()  # the project's: the origins a module may be read from
-    # Of time.perf_counter(): before it, the CPU time cannot be spent (a thread's CPU time grows no
-    # faster than the clock), so the thread's clock, a system call, is read only past it.
-    wall_until: float = float("inf")
-    spent: str = ""
-    lookups: set[tuple[str, str]] = field(default_factory=set)
-    # The map found for each (debug ID, path) of this event: a stack's frames share a few files.
-    found: dict[tuple[str, str], tuple[Entry, str] | str] = field(default_factory=dict)
-    errors: dict[str, Spec] = field(default_factory=dict)  # why frames were not mapped, as `_error` made them
 
 
 class Symbolicator:
@@ -130,13 +105,13 @@ class Symbolicator:
                      dev_servers: tuple[str, ...] = ()) -> FramesPatch | None:
         """`symbolicate`, and what it changed, as the patch the store keeps beside the event as sent
         (app/sourcemaps/event_patch.py); None when nothing changed."""
-        stacks = [(key, index, holder) for key, index, holder in holders(event) if _frames(holder)]
+        stacks = [(key, index, holder) for key, index, holder in holders(event) if frames_of(holder)]
         if not stacks:
             return None
-        budget = _Budget(self.max_frames, self.max_lookups, by_path, project_id, self.max_bytes,
-                         time.thread_time() + self.max_cpu_ms / 1000, dev_servers,
-                         time.perf_counter() + self.max_cpu_ms / 1000)
-        images = _images(event)
+        budget = Budget(self.max_frames, self.max_lookups, by_path, project_id, self.max_bytes,
+                        time.thread_time() + self.max_cpu_ms / 1000, dev_servers,
+                        time.perf_counter() + self.max_cpu_ms / 1000)
+        images = images_of(event)
         patch = FramesPatch()
         with event_wait(self.max_wait_ms / 1000):
             for key, index, holder in stacks:
@@ -146,7 +121,7 @@ class Symbolicator:
                     patch.add(key, index, [s[1] if s else None for s in specs])
         return patch if patch.stacks else None
 
-    def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: _Budget, patch: FramesPatch,
+    def _map_stack(self, holder: dict[str, Any], images: dict[str, str], budget: Budget, patch: FramesPatch,
                    specs: list[Spec | None]) -> bool:
         """What becomes of each frame of the stack, into `specs` (None: left as sent); whether any changes."""
         frames = holder["stacktrace"]["frames"]
@@ -155,7 +130,7 @@ class Symbolicator:
             if budget.frames <= 0:
                 break
             frame = frames[index]
-            where = _position(frame)
+            where = position_of(frame)
             if where is None:
                 continue
             budget.frames -= 1
@@ -167,7 +142,7 @@ class Symbolicator:
                                     "of CPU (LOOKOUT_SYMBOLICATE_MAX_CPU_MS).")
                 budget.wall_until = time.perf_counter() + left
             if budget.spent:
-                specs[index], changed = _error(budget.spent, budget), True
+                specs[index], changed = frame_error(budget.spent, budget), True
                 continue
             url, line, column = where
             innermost = index == len(frames) - 1
@@ -175,19 +150,19 @@ class Symbolicator:
             changed = True
         return changed
 
-    def _map_frame(self, url: str, line: int, column: int, debug_id: str, budget: _Budget, innermost: bool,
+    def _map_frame(self, url: str, line: int, column: int, debug_id: str, budget: Budget, innermost: bool,
                    patch: FramesPatch) -> Spec:
         found = budget.found.get((debug_id, url))
         if found is None:
             found = budget.found[(debug_id, url)] = self._find_map(debug_id, url, budget)
         if isinstance(found, str):
-            return _error(found, budget)
+            return frame_error(found, budget)
         entry, resolved_with = found
         if isinstance(entry, Unreadable):
-            return _error(f"The source map of {entry.asset_path} is unreadable: {entry.message}", budget)
+            return frame_error(f"The source map of {entry.asset_path} is unreadable: {entry.message}", budget)
         original = self.positions.original(entry, line, column, context=innermost)
         if isinstance(original, str):
-            return _error(original, budget)
+            return frame_error(original, budget)
         map_index = patch.map_index(entry.debug_id, entry.build_id, resolved_with)
         spec = original.specs.get(map_index)
         if spec is None:  # made once per position and map index (and written once as JSON)
@@ -197,7 +172,7 @@ class Symbolicator:
                 (original.pre_context, original.context_line, original.post_context) if original.has_context else None)
         return spec
 
-    def _find_map(self, debug_id: str, url: str, budget: _Budget) -> tuple[Entry, str] | str:
+    def _find_map(self, debug_id: str, url: str, budget: Budget) -> tuple[Entry, str] | str:
         """The map for a frame of `url` and how it was found, or why there is none."""
         path = unquote(urlsplit(url).path)[:MAX_URL]
         if debug_id:
@@ -231,7 +206,7 @@ class Symbolicator:
                 self._module_reader = ModuleReader()
             return self._module_reader
 
-    def _entry(self, key: tuple[str, str], fetch: Callable[[], StoredMap | None], budget: _Budget) -> Entry | str | None:
+    def _entry(self, key: tuple[str, str], fetch: Callable[[], StoredMap | None], budget: Budget) -> Entry | str | None:
         """The cached entry for `key`, else what the lookup gives (parsed and cached); None when
         there is no such map; a sentence when it could not be looked up."""
         now = time.monotonic()
@@ -260,7 +235,7 @@ class Symbolicator:
             self.cache.put(key, entry, now)
         return entry
 
-    def _parsed(self, key: tuple[str, str], stored: StoredMap, budget: _Budget) -> Entry | str:
+    def _parsed(self, key: tuple[str, str], stored: StoredMap, budget: Budget) -> Entry | str:
         """The map parsed (or reused), or why this event may not parse it (its bytes are spent)."""
         previous = self.cache.stale(key)
         if previous is not None and previous.digest == fingerprint(stored):
@@ -277,48 +252,3 @@ class Symbolicator:
             logger.warning("source map of %s (debug ID %r, build %r) is unreadable: %s",
                            stored.asset_path, stored.debug_id, stored.build_id, entry.message)
         return entry
-
-
-def _error(reason: str, budget: _Budget) -> Spec:
-    """A frame not mapped, and why (the same reason's made once per event: a file's frames share it)."""
-    found = budget.errors.get(reason)
-    if found is None:
-        spec = error_spec(reason)
-        found = budget.errors[reason] = (spec, json.dumps(spec))
-    return found
-
-
-def _frames(holder: dict[str, Any]) -> list[Any]:
-    stacktrace = holder.get("stacktrace")
-    frames = stacktrace.get("frames") if isinstance(stacktrace, dict) else None
-    return frames if isinstance(frames, list) and any(isinstance(f, dict) and _position(f) for f in frames) else []
-
-
-def _position(frame: Any) -> tuple[str, int, int] | None:
-    """(URL, line, column) of a JavaScript frame from a URL; None for any other frame."""
-    if not isinstance(frame, dict):
-        return None
-    line, column = frame.get("lineno"), frame.get("colno")
-    # `type(...) is int`: a bool is no position (and the check is the cheapest; every frame takes it)
-    if not (type(line) is int and type(column) is int and 1 <= line <= MAX_POSITION and 1 <= column <= MAX_POSITION):
-        return None
-    url = frame.get("abs_path")
-    if not isinstance(url, str):
-        url = frame.get("filename")
-    if not isinstance(url, str) or len(url) > MAX_URL:
-        return None
-    scheme, _, rest = url.partition("://")
-    return (url, line, column) if rest and scheme.lower() in URL_SCHEMES else None
-
-
-def _images(event: dict[str, Any]) -> dict[str, str]:
-    """URL → debug ID, from the event's `debug_meta.images` of type `sourcemap`."""
-    meta = event.get("debug_meta")
-    images = meta.get("images") if isinstance(meta, dict) else None
-    found: dict[str, str] = {}
-    for image in images[:MAX_IMAGES] if isinstance(images, list) else []:
-        if isinstance(image, dict) and image.get("type") == "sourcemap" and isinstance(image.get("code_file"), str):
-            debug_id = normal_debug_id(image.get("debug_id"))
-            if debug_id and len(image["code_file"]) <= MAX_URL:
-                found.setdefault(image["code_file"], debug_id)
-    return found

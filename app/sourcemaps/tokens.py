@@ -165,7 +165,8 @@ def project_id_of(engine: sqlalchemy.Engine, text: str) -> int:
     raise ValueError(f"There is no project {text!r}: `python -m app.projects.registry list` shows them.")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, engine: sqlalchemy.Engine | None = None) -> int:
+    """The command line, on `engine` (by default the configured database, migrated)."""
     parser = argparse.ArgumentParser(prog="python -m app.sourcemaps.tokens", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     from app import db
     from app.settings import Settings
 
-    engine = db.migrated_engine()
+    engine = engine if engine is not None else db.migrated_engine()
     tokens = Tokens(engine)
     if args.command == "add":
         try:

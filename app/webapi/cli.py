@@ -15,6 +15,8 @@ import argparse
 import os
 import sys
 
+import sqlalchemy
+
 from app.protocol.bearer import day
 from app.webapi.scopes import SCOPES
 from app.webapi.tokens import ApiTokenRow, ApiTokens
@@ -58,14 +60,15 @@ def listed(tokens: ApiTokens, row: ApiTokenRow) -> str:
                       day(row.revoked_at) if row.revoked_at else ""))
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], engine: sqlalchemy.Engine | None = None) -> int:
+    """The command line, on `engine` (by default the configured database, migrated)."""
     args = parser().parse_args(argv)
     from app import db
     from app.settings import Settings
     from app.sourcemaps.tokens import upload_url
 
     try:
-        tokens = ApiTokens(db.migrated_engine())
+        tokens = ApiTokens(engine if engine is not None else db.migrated_engine())
         if args.command == "api":
             row, secret = tokens.add(args.name, args.scopes, args.label)
             role = tokens.role_of(row) or "?"

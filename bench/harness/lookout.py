@@ -25,7 +25,7 @@ def local_inbox_database(db_path: Path, dsn: str) -> None:
     that the tunnel's before-write step (app/ingest/before_write.py) reads that project's settings."""
     from app import db
     from app.ingest.store import InboxStore
-    from reflex_lookout.settings import Dsn
+    from reflex_lookout.dsn import Dsn
 
     engine = db.engine(f"sqlite:///{db_path}")
     try:

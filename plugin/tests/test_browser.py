@@ -11,7 +11,8 @@ import pytest
 from reflex.compiler import compiler, utils as compiler_utils
 
 from reflex_lookout import browser
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings import MonitoringSettings
 
 DSN = Dsn.parse("http://3f2a@127.0.0.1:3000/2")
 CONFIG = 'export default defineConfig((config) => ({\n  base: "/",\n  server: {\n    port: process.env.PORT,\n  },\n}));\n'

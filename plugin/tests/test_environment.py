@@ -15,8 +15,9 @@ from reflex_base.environment import environment as reflex_environment
 
 from reflex_lookout import Monitoring
 from reflex_lookout.browser import browser_config
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.server import server_options
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.settings import MonitoringSettings
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 

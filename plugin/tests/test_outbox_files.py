@@ -25,9 +25,10 @@ import sqlalchemy
 
 from plugin_support.upstream import Upstream
 from reflex_lookout import runtime
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.outbox_writer import OutboxWriter
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.settings import MonitoringSettings
 
 pytestmark = pytest.mark.anyio
 FILES = ("outbox.db", "outbox.db-wal", "outbox.db-shm")

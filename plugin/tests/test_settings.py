@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reflex_lookout.settings import MonitoringSettings, SettingsError
+from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.settings_error import SettingsError
 
 DSN = "http://3f2a@127.0.0.1:3000/2"
 

@@ -58,7 +58,7 @@ async def test_foreign_dsn_is_forbidden_and_nothing_leaves(make_pipeline, upstre
 
 
 async def test_extra_allowed_dsns_pass(make_pipeline, upstream: Upstream) -> None:
-    from reflex_lookout.settings import Dsn
+    from reflex_lookout.dsn import Dsn
 
     other = Dsn.parse(f"http://second@127.0.0.1:{upstream.port}/7")
     pipeline = await make_pipeline(sentry_settings(upstream, extra_tunnel_dsns=(other,)))
@@ -347,7 +347,7 @@ async def test_a_client_past_its_rate_is_answered_429_with_retry_after(make_pipe
 
 
 async def test_each_dsn_has_a_rate_of_its_own(make_pipeline, upstream) -> None:
-    from reflex_lookout.settings import Dsn
+    from reflex_lookout.dsn import Dsn
 
     other = Dsn.parse(f"http://second@127.0.0.1:{upstream.port}/7")
     body_size = len(error_event(str(other)))

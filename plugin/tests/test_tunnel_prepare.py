@@ -16,7 +16,7 @@ from plugin_support.envelopes import error_event
 from plugin_support.helpers import sentry_settings
 from plugin_support.upstream import Upstream
 from reflex_lookout.protocol import envelope
-from reflex_lookout.tunnel import PREPARE_ON_LOOP_S
+from reflex_lookout.tunnel_prepare import PREPARE_ON_LOOP_S
 
 pytestmark = pytest.mark.anyio
 

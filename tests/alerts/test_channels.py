@@ -12,7 +12,7 @@ from app.alerts import channels
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.settings import Settings
 from plugin_support.concurrency import all_at_once
-from reflex_lookout.settings import SettingsError
+from reflex_lookout.settings_error import SettingsError
 
 CHANNELS = channels.CHANNELS
 DELIVERIES = channels.DELIVERIES

@@ -17,7 +17,7 @@ from app.alerts.models import Alert
 from app.alerts.rules import Rules
 from app.ingest.store import InboxStore
 from app.projects.registry import Projects
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 
 SLACK = "https://hooks.slack.com/services/T000/B000/abcdefghWXYZ"

@@ -23,13 +23,16 @@ from app import db
 from app.alerts import messages, sender as sending
 from app.alerts.alert import ERROR_BYTES, Delivered
 from app.alerts.channels import CHANNELS
-from app.alerts.sender import ALERTS, DELIVERIES, LINGER_S, PACE_BURST, PACE_EVERY_S, AlertSender, Due, Pace
+from app.alerts.delivery_queue import Due
+from app.alerts.pacing import PACE_BURST, PACE_EVERY_S, Pace
+from app.alerts.sender import LINGER_S, AlertSender
+from app.alerts.tables import ALERTS, DELIVERIES
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.settings import Settings
 from reflex_lookout.background import TTL_S, Lease
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
-from reflex_lookout.settings import Dsn
 from reflex_lookout.tables import WORKER_LEASE
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver
 from tests.environment import LOCAL_DSN

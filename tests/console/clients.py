@@ -19,13 +19,17 @@ from reflex.istate.manager.token import BaseStateToken
 from reflex.state import BaseState, State
 
 import app.app  # noqa: F401 (registers every page's state)
-from app import db, wiring
+from app import db
 from app.console import state as console
 from app.console.accounts import COOKIE, Accounts, Viewer
 from app.console.state import ConsoleState
 from app.ingest.store import InboxStore
+from app.local_inbox import outbox_store
 from app.settings import SETTINGS
 from plugin_support.envelopes import build
+from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 
 STRANGER = {"ip": "203.0.113.9", "headers": {"host": "lookout.example:3000"}}
 
@@ -39,7 +43,7 @@ def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     eng = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(eng)
     console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
-    monkeypatch.setattr(wiring.lookout().store, "engine", eng)  # the tunnel's figures on the home page
+    serve_console_in(eng)
     dsn = str(SETTINGS.local_dsn)
     inbox = InboxStore(eng)
     inbox.ensure_project(SETTINGS.local_dsn)
@@ -59,6 +63,13 @@ def console_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
                                       ("log", json.dumps(logs).encode()), ("feedback", json.dumps(feedback).encode())]))
     yield eng
     console.use_database(None)
+    console.serve_in()
+
+
+def serve_console_in(engine: sqlalchemy.Engine) -> None:
+    """The backend process's part of the console (app/console/state.py `serve_in`): a tunnel whose outbox
+    is in `engine`, for the home page's figures; every tab counts as connected."""
+    console.serve_in(tunnel_snapshot=Tunnel(SETTINGS, outbox_store(engine), RateLimits(), TunnelStats()).snapshot)
 
 
 def client_state(state_class: type[ConsoleState], who: dict[str, object], path: str) -> ConsoleState:

@@ -67,14 +67,11 @@ def test_sessions_last_a_week_and_end_on_sign_out(engine: sqlalchemy.Engine) -> 
 
 
 def test_the_cli_adds_a_user_with_the_password_from_stdin(engine: sqlalchemy.Engine, monkeypatch) -> None:
-    from app import db
-
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
     monkeypatch.setattr(sys, "stdin", io.StringIO("erin-secret\n"))
-    assert module.main(["add", "erin", "--role", "maintainer"]) == 0
+    assert module.main(["add", "erin", "--role", "maintainer"], engine) == 0
     assert Accounts(engine, from_env={}).authenticate("erin", "erin-secret") == Viewer("erin", "maintainer")
     monkeypatch.setattr(sys, "stdin", io.StringIO("erin-secret\n"))
-    assert module.main(["add", "erin"]) == 2  # already there
+    assert module.main(["add", "erin"], engine) == 2  # already there
 
 
 def test_failed_sign_ins_are_throttled_per_name_and_address_until_the_window_passes() -> None:
@@ -96,21 +93,18 @@ def test_failed_sign_ins_are_throttled_per_name_and_address_until_the_window_pas
 
 
 def test_the_cli_changes_a_role_and_removes_a_user(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
-    from app import db
-
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
     accounts = Accounts(engine, from_env={})
     accounts.add_user("erin", "maintainer", "erin-secret")
     token = accounts.start_session(Viewer("erin", "maintainer"))
-    assert module.main(["role", "erin", "--role", "viewer"]) == 0
+    assert module.main(["role", "erin", "--role", "viewer"], engine) == 0
     assert accounts.session(token) is None  # signed out: the next sign-in has the new role
     assert accounts.authenticate("erin", "erin-secret") == Viewer("erin", "viewer")
     _, api_token = ApiTokens(engine, from_env={}).add("erin")
     capsys.readouterr()
-    assert module.main(["remove", "erin"]) == 0 and accounts.authenticate("erin", "erin-secret") is None
+    assert module.main(["remove", "erin"], engine) == 0 and accounts.authenticate("erin", "erin-secret") is None
     assert capsys.readouterr().out == "removed erin; their sessions have ended and their API tokens are revoked\n"
     assert ApiTokens(engine, from_env={}).lookup(api_token).revoked_at is not None  # type: ignore[union-attr]
-    assert module.main(["remove", "erin"]) == 2 and "no user 'erin' in the database" in capsys.readouterr().err
+    assert module.main(["remove", "erin"], engine) == 2 and "no user 'erin' in the database" in capsys.readouterr().err
 
 
 def test_a_removed_or_demoted_users_sessions_end_at_once(engine: sqlalchemy.Engine) -> None:

@@ -4,7 +4,7 @@ database (app/projects/registry.py), so tests read it there, as the app's pages 
 from __future__ import annotations
 
 from app.settings import LOCAL_PROJECT_ID, local_dsn_with
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.e2e.app_server import AppServer
 from tests.services import read_value
 

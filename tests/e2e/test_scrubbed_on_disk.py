@@ -44,7 +44,7 @@ from playwright.sync_api import Page, expect
 from sentry_sdk.scrubber import EventScrubber
 
 from plugin_support.envelopes import build
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import inbox_event
 

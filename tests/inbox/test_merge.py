@@ -13,7 +13,7 @@ from app.inbox.reading import InboxReader
 from app.inbox.triage import Triage
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import error, event_envelope, query, sentry_sdk_envelopes, store_all
 

@@ -13,7 +13,7 @@ from app.inbox.search import SearchError
 from app.inbox.trace_reading import FACET_VALUES, TraceReader
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 
 SHOP_DSN = "http://shopkey@localhost/2"

@@ -15,7 +15,7 @@ from app.inbox import trace_reading
 from app.inbox.trace_reading import TraceReader
 from app.ingest.store import InboxStore
 from plugin_support.envelopes import build
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 
 SHOP_DSN = "http://shopkey@localhost/2"

@@ -19,8 +19,8 @@ from app.inbox.reading import InboxReader
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.protocol.asgi import Receive, Scope, Send, respond
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 
 

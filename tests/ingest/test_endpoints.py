@@ -14,9 +14,9 @@ from app.ingest.endpoints import Ingest
 from app.ingest.store import InboxStore
 from app.settings import Settings
 from plugin_support.envelopes import build
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.factories import error

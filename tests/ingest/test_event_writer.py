@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app import db
 from app.ingest.store import InboxStore
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import as_of_revision, error, event_envelope, query
 

@@ -13,9 +13,9 @@ from app.ingest.feeder import REJECTED, InboxFeeder
 from app.ingest.store import InboxStore
 from app.settings import Settings
 from plugin_support.envelopes import build
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_DSN

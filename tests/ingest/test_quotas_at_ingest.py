@@ -23,9 +23,9 @@ from app.projects.quota_settings import QuotaSettings
 from app.projects.settings_store import ProjectSettingsStore
 from app.settings import Settings
 from plugin_support.envelopes import build
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.environment import LOCAL_DSN

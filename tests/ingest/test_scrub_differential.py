@@ -25,8 +25,9 @@ from sentry_sdk.transport import Transport
 from plugin_support.envelopes import SAMPLE_PATHS
 from reflex_lookout.protocol import envelope
 from reflex_lookout.scrubbing.envelope import scrub_envelope
+from reflex_lookout.scrubbing.pii_config import LOG_BODIES, pii_config
 from reflex_lookout.scrubbing.prefilter import holds_nothing_to_scrub
-from reflex_lookout.scrubbing.relay import LOG_BODIES, SCRUBBED_ITEM_TYPES, SESSIONS, messages_of, pii_config, scrub_item
+from reflex_lookout.scrubbing.relay import SCRUBBED_ITEM_TYPES, SESSIONS, messages_of, scrub_item
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 DEFAULTS = ScrubbingSettings()

@@ -14,7 +14,8 @@ from sentry_relay.processing import pii_strip_event
 from app.ingest.incoming import READ_ITEM_TYPES
 from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 from reflex_lookout.scrubbing import relay as scrubbing
-from reflex_lookout.scrubbing.relay import SCRUBBED_ITEM_TYPES, UnscrubbableItem, pii_config, scrub, scrub_item
+from reflex_lookout.scrubbing.pii_config import pii_config
+from reflex_lookout.scrubbing.relay import SCRUBBED_ITEM_TYPES, UnscrubbableItem, scrub, scrub_item
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 ON = ScrubbingSettings()

@@ -18,10 +18,10 @@ from app.ingest.security_reports import MAX_BODY_BYTES, SecurityReports
 from app.ingest.store import InboxStore
 from app.settings import Settings
 from plugin_support.envelopes import build
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol.asgi import respond
 from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.factories import error, query, titles

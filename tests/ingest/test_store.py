@@ -13,8 +13,8 @@ from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.projects.settings_store import ProjectSettingsStore
 from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES, build
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import NO_FILTERS, error, event_envelope, query, sentry_sdk_envelopes, store_all
 

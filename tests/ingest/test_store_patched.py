@@ -21,8 +21,8 @@ from app.ingest.user_agent import fill_from_user_agent
 from app.sourcemaps.event_patch import PREFIX, SENT_KEY
 from app.sourcemaps.symbolicate import Symbolicator
 from plugin_support.envelopes import build as envelope_of
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import event_envelope, local_row, query
 from tests.sourcemaps.reflex_like_build import COMPONENTS, Build, Maps

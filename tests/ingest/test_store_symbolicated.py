@@ -23,8 +23,8 @@ from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.own_build import SENTRY_CLI
 from app.sourcemaps.symbolicate import Symbolicator
 from app.sourcemaps.tokens import Tokens
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore
-from reflex_lookout.settings import Dsn
 from reflex_lookout.sourcemaps.build_step import make_bundle
 from tests.environment import LOCAL_DSN
 from tests.factories import READ, as_of_revision, error, event_envelope, local_row, query, statuses

@@ -17,8 +17,8 @@ from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill, backfill_step, pending
 from app.ingest.tag_counter import count_queued
 from reflex_lookout.background import Lease
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import as_of_revision, local_rows, query, sentry_sdk_envelopes
 

@@ -11,7 +11,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 
 from app.monitoring.page_policy import PagePolicy, report_uri
 from app.settings import Settings
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_ENV
 
 pytestmark = pytest.mark.anyio

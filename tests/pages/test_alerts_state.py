@@ -25,7 +25,7 @@ from app.ingest.store import InboxStore
 from app.pages import alerts_state
 from app.pages.alerts_state import MAINTAINERS_ONLY, AlertsState
 from app.projects.registry import Projects
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.console.clients import LOOPBACK, STRANGER, client_state, persisted, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 

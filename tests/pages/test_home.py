@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from app import db, wiring
+from app import db
 from app.console import state as console
 from app.console.accounts import COOKIE, Accounts, Viewer
 from app.pages import home
 from app.pages.home import HomeState
 from app.settings import Settings
 from reflex_lookout.sourcemaps import to_sentry
-from tests.console.clients import LOOPBACK, STRANGER, client_state, run
+from tests.console.clients import LOOPBACK, STRANGER, client_state, run, serve_console_in
 from tests.environment import LOCAL_ENV
 from tests.sourcemaps import fake_bundles
 
@@ -33,7 +33,7 @@ def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     engine = db.engine(f"sqlite:///{tmp_path / 'console.db'}")
     db.migrate(engine)
     console.use_database(engine)  # the pages' database (app/console/state.py), until the test ends
-    monkeypatch.setattr(wiring.lookout().store, "engine", engine)  # the tunnel's figures on the home page
+    serve_console_in(engine)  # the tunnel's figures on the home page
     accounts = Accounts(engine, from_env={})
     accounts.add_user("vera", "viewer", "vera-password")
     console.use_database(engine, accounts)
@@ -43,6 +43,7 @@ def bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         "state": "ok", "at": 86400.0, "url": "", "org": "acme", "project": "lookout", "sentence": "uploaded"}))
     yield directory
     console.use_database(None)
+    console.serve_in()
 
 
 def loaded(who: dict[str, object], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> HomeState:

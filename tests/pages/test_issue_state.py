@@ -27,7 +27,7 @@ from app.pages import issue
 from app.pages.issue_state import IssueState
 from app.pages.issue_triage_state import MAINTAINERS_ONLY, NOBODY, NOT_YOURS
 from app.tables import table_of
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.console.clients import LOOPBACK, STRANGER, client_state, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 from tests.factories import sentry_sdk_envelopes, store_all

@@ -26,8 +26,8 @@ from app.projects.registry import Projects
 from app.projects.settings_store import FILTERED, ProjectSettingsStore
 from app.projects.sourcemap_settings import SourceMapSettings
 from app.projects.tables import PROJECT_SETTINGS
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import Dsn
 from tests.console import clients
 from tests.console.clients import LOOPBACK, STRANGER, call, shown, signed_in, with_users
 from tests.environment import LOCAL_DSN

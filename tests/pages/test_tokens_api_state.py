@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from app.console import secret_once, state as console
+from app.console import form_state, state as console
 from app.console.state import REFUSED
 from app.pages.tokens_api_state import NO_TOKEN, NOT_SIGNED_IN, ApiTokensState
 from app.webapi.auth import authenticate
@@ -144,7 +144,7 @@ def test_the_secret_goes_once_the_user_s_session_has_ended(engine: sqlalchemy.En
     async def beat(_seconds: float) -> None:
         await asyncio.sleep(0)
 
-    monkeypatch.setattr(secret_once, "asyncio", type("Beats", (), {"sleep": staticmethod(beat)}))
+    monkeypatch.setattr(form_state, "asyncio", type("Beats", (), {"sleep": staticmethod(beat)}))
     who = signed_in(engine, "vera", "viewer")
     state = opened(who)
     call(state, "create_api_token")

@@ -15,7 +15,7 @@ import sqlalchemy
 from sqlalchemy import select
 
 from app import db
-from app.console import secret_once, state as console
+from app.console import form_state, state as console
 from app.console.accounts import Accounts
 from app.console.state import REFUSED
 from app.ingest.store import InboxStore
@@ -23,7 +23,7 @@ from app.pages.tokens_state import MAINTAINERS_ONLY, NO_TOKEN, TokensState
 from app.projects.registry import Projects
 from app.sourcemaps.tables import TOKENS
 from app.sourcemaps.tokens import TokenRefused, Tokens
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.console.clients import LOOPBACK, STRANGER, client_state, persisted, run, shown, signed_in
 from tests.environment import LOCAL_DSN
 
@@ -161,7 +161,7 @@ def test_the_secret_is_shown_to_its_client_but_never_written_to_the_state_files(
 
 
 class Beats:
-    """`asyncio` for app/console/secret_once.py: counts `hold_secret`'s beats, and stops a task that never ends."""
+    """`asyncio` for app/console/form_state.py: counts `hold_secret`'s beats, and stops a task that never ends."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -176,7 +176,7 @@ def test_the_secret_goes_when_the_client_leaves_the_page_or_once_it_is_old(
     engine: sqlalchemy.Engine, secret: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     beats = Beats()
-    monkeypatch.setattr(secret_once, "asyncio", beats)
+    monkeypatch.setattr(form_state, "asyncio", beats)
     state = opened(LOOPBACK)
     call(state, "create")
     assert state.secret_once
@@ -192,7 +192,7 @@ def test_the_secret_goes_when_the_client_leaves_the_page_or_once_it_is_old(
 
     on_page = opened(LOOPBACK)
     call(on_page, "create")
-    on_page._shown_at -= secret_once.SHOWN_FOR_S  # made that long ago; the client still on /tokens
+    on_page._shown_at -= form_state.SHOWN_FOR_S  # made that long ago; the client still on /tokens
     call(on_page, "hold_secret")
     assert on_page.secret_once == "" and on_page.router.url.path == "/tokens" and beats.count == 2
     call(on_page, "hold_secret")  # nothing to hold: returns at once
@@ -205,7 +205,7 @@ def test_the_secret_goes_on_the_next_turn_once_the_maintainers_session_has_ended
     """Access is checked on every turn of `hold_secret`: still on /tokens, the secret young, but the
     session gone (signed out elsewhere), the secret and the page's data go."""
     beats = Beats()
-    monkeypatch.setattr(secret_once, "asyncio", beats)
+    monkeypatch.setattr(form_state, "asyncio", beats)
     who = signed_in(engine, "max", "maintainer")
     state = opened(who)
     call(state, "create")

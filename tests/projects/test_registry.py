@@ -24,9 +24,9 @@ from app.projects.settings_store import ProjectSettingsStore
 from app.projects.sourcemap_settings import SourceMapSettings
 from app.settings import Settings
 from plugin_support.envelopes import error_event
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import LOCAL, OutboxStore, new_row
 from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.settings import Dsn
 from reflex_lookout.stats import TunnelStats
 from reflex_lookout.tunnel import Tunnel
 from tests.factories import as_of_revision, error, event_envelope
@@ -50,30 +50,29 @@ def test_an_added_project_gets_the_next_id_a_random_key_and_takes_its_events(inb
         Projects(inbox.engine).add(" ")
 
 
-def test_the_cli_adds_and_lists_projects(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    assert module.main(["--host", "errors.example.test", "add", "Mobile"]) == 0
+def test_the_cli_adds_and_lists_projects(engine: sqlalchemy.Engine, capsys) -> None:
+    assert module.main(["--host", "errors.example.test", "add", "Mobile"], engine) == 0
     [project] = Projects(engine).all()
     assert capsys.readouterr().out.strip() == Project(project.id, "Mobile", project.public_key).dsn("errors.example.test")
-    assert module.main(["list"]) == 0
+    assert module.main(["list"], engine) == 0
     assert capsys.readouterr().out.strip() == f"{project.id}\tMobile\thttp://{project.public_key}@localhost:3000/{project.id}"
-    assert module.main(["add", ""]) == 2
+    assert module.main(["add", ""], engine) == 2
 
 
-def test_the_cli_gives_a_project_its_dev_servers(engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    assert module.main(["add", "Shop (dev)", "--dev-server", "http://127.0.0.1:3000/", "--dev-server", "http://[::1]:3000"]) == 0
+def test_the_cli_gives_a_project_its_dev_servers(engine: sqlalchemy.Engine, capsys) -> None:
+    added = ["add", "Shop (dev)", "--dev-server", "http://127.0.0.1:3000/", "--dev-server", "http://[::1]:3000"]
+    assert module.main(added, engine) == 0
     [project] = Projects(engine).all()
     assert capsys.readouterr().out.strip() == project.dsn("localhost:3000")
     assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ("http://127.0.0.1:3000", "http://[::1]:3000")
-    assert module.main(["add", "Bad", "--dev-server", "http://127.0.0.1:3000/app"]) == 2  # made nothing
+    assert module.main(["add", "Bad", "--dev-server", "http://127.0.0.1:3000/app"], engine) == 2  # made nothing
     assert "The dev server on line 1 ('http://127.0.0.1:3000/app') must be an origin" in capsys.readouterr().err
     assert [p.name for p in Projects(engine).all()] == ["Shop (dev)"]
-    assert module.main(["dev-servers", str(project.id), "http://localhost:5173"]) == 0
+    assert module.main(["dev-servers", str(project.id), "http://localhost:5173"], engine) == 0
     assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ("http://localhost:5173",)
-    assert module.main(["dev-servers", str(project.id)]) == 0  # none: it has none
+    assert module.main(["dev-servers", str(project.id)], engine) == 0  # none: it has none
     assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ()
-    assert module.main(["dev-servers", "99", "http://localhost:5173"]) == 2
+    assert module.main(["dev-servers", "99", "http://localhost:5173"], engine) == 2
     assert capsys.readouterr().err.strip() == "There is no project 99."
 
 
@@ -81,15 +80,15 @@ OFF_LOOPBACK = "a dev server must be on this machine, at localhost, 127.0.0.1 or
 
 
 def test_a_dev_server_off_this_machine_is_refused_by_the_cli_and_the_settings_store(
-        engine: sqlalchemy.Engine, monkeypatch, capsys) -> None:
+        engine: sqlalchemy.Engine, capsys) -> None:
     """Anyone with a project's DSN makes ingest ask its dev servers for paths: never another host's."""
-    monkeypatch.setattr(db, "engine", lambda url=None: engine)
-    assert module.main(["add", "Shop", "--dev-server", "http://127.0.0.1:3000", "--dev-server", "http://10.0.0.5:3000"]) == 2
+    added = ["add", "Shop", "--dev-server", "http://127.0.0.1:3000", "--dev-server", "http://10.0.0.5:3000"]
+    assert module.main(added, engine) == 2
     assert capsys.readouterr().err.strip() == (
         f"The dev server on line 2 ('http://10.0.0.5:3000') is on a private address: {OFF_LOOPBACK}")
     assert Projects(engine).all() == []  # made nothing
     project = Projects(engine).add("Shop")
-    assert module.main(["dev-servers", str(project.id), "http://169.254.169.254"]) == 2
+    assert module.main(["dev-servers", str(project.id), "http://169.254.169.254"], engine) == 2
     assert capsys.readouterr().err.strip() == (
         f"The dev server on line 1 ('http://169.254.169.254') is on the cloud metadata address: {OFF_LOOPBACK}")
     store = ProjectSettingsStore(engine)  # the settings page's way (app/pages/project_settings_state.py)
@@ -98,7 +97,7 @@ def test_a_dev_server_off_this_machine_is_refused_by_the_cli_and_the_settings_st
     assert str(refused.value) == (
         f"The dev server on line 2 ('http://devbox.internal:5173') is on a host other than localhost: {OFF_LOOPBACK}")
     assert store.sourcemaps(project.id) == SourceMapSettings()  # nothing stored
-    assert module.main(["dev-servers", str(project.id), "http://localhost:5173", "http://[::1]:5173"]) == 0
+    assert module.main(["dev-servers", str(project.id), "http://localhost:5173", "http://[::1]:5173"], engine) == 0
 
 
 OLD_DSN = "http://lookout@localhost/1"  # every install's local DSN before migration 0011: public

@@ -20,8 +20,8 @@ from app.projects.registry import Projects
 from app.projects.settings_store import MAX_FIELDS, ProjectSettingsStore
 from app.projects.sourcemap_settings import SourceMapSettings
 from app.projects.tables import PROJECT_SETTINGS
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 
 SCRUB = ScrubbingSettings(scrub_ip_addresses=True, sensitive_fields=("ssn", "iban_note"), safe_fields=("order_id",))

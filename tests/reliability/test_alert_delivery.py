@@ -19,7 +19,7 @@ import httpx
 import pytest
 import sqlalchemy
 
-from app.alerts import rules, sender
+from app.alerts import pacing, rules
 from app.alerts.messages import DIGEST_LIMIT
 from app.inbox import states
 from tests.alerts.receivers import MailReceiver, Received, WebhookReceiver
@@ -268,10 +268,10 @@ def test_a_thousand_new_issues_within_a_minute_make_a_few_digests_and_lose_none(
     messages = [r for r in hooks.received if r.path == "/json"]
     titles = {a["issue"]["title"] for a in alerts_in(hooks.received)}
     assert titles == {f"CheckoutError: Lookout alert test: storm {word(n)}" for n in range(1000)}
-    # The sender's pace (app/alerts/sender.py): PACE_BURST messages at once, then one per PACE_EVERY_S;
+    # The sender's pace (app/alerts/pacing.py): PACE_BURST messages at once, then one per PACE_EVERY_S;
     # and no message lists more than DIGEST_LIMIT alerts.
     took = time.monotonic() - started
-    bound = sender.PACE_BURST + math.ceil(took / sender.PACE_EVERY_S)
+    bound = pacing.PACE_BURST + math.ceil(took / pacing.PACE_EVERY_S)
     assert len(messages) >= math.ceil(1000 / DIGEST_LIMIT["json"])
     figures.update(new_issues=1000, posted_in_s=round(posted_s, 1), messages=len(messages), bound=bound,
                    took_s=round(took, 1), largest_digest=max(len(json.loads(r.body)["alerts"]) for r in messages))

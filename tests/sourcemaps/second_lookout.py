@@ -21,7 +21,7 @@ from app.settings import Settings
 from app.sourcemaps import own_build
 from app.sourcemaps.tables import BUILDS, FILES
 from app.sourcemaps.tokens import Tokens
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.sourcemaps.upload_settings import UploadSettings
 from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels

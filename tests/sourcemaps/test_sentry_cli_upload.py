@@ -29,7 +29,7 @@ from app.projects.registry import Project, Projects
 from app.sourcemaps.own_build import SENTRY_CLI
 from app.sourcemaps.tables import BUILDS, CHUNKS, FILES
 from app.sourcemaps.tokens import Tokens
-from reflex_lookout.settings import Dsn
+from reflex_lookout.dsn import Dsn
 from tests.environment import LOCAL_DSN
 from tests.reliability.cluster import Tunnels
 from tests.sourcemaps.real_build import ESBUILD

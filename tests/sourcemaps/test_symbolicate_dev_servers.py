@@ -26,8 +26,8 @@ from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.module_reader import ModuleReader, inline_map
 from app.sourcemaps.symbolicate import Symbolicator
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import OutboxStore
-from reflex_lookout.settings import Dsn
 from tests.environment import LOCAL_DSN
 from tests.factories import event_envelope, local_row
 from tests.sourcemaps.dev_servers import (

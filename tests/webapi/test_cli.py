@@ -4,7 +4,6 @@ revokes; what it cannot do is a sentence and exit status 2; the upload tokens' c
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import subprocess
@@ -38,12 +37,11 @@ def in_process(database: Path, monkeypatch: pytest.MonkeyPatch,
     for them, as the tests above show): a process costs ~1.4 s of CPU to start and import."""
     for name in ("LOOKOUT_PUBLIC_URL", "LOOKOUT_CONSOLE_USERS"):
         monkeypatch.delenv(name, raising=False)
-    # (the configured database is read once per process: the command is pointed at this one)
-    monkeypatch.setattr(db, "migrated_engine", functools.partial(db.migrated_engine, f"sqlite:///{database}"))
+    engine = db.migrated_engine(f"sqlite:///{database}")  # the command's, given to it
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         try:
-            status = api_cli.main(list(argv))
+            status = api_cli.main(list(argv), engine)
         except SystemExit as exit_:  # argparse's refusals
             status = int(exit_.code or 0)
         out, err = capsys.readouterr()

@@ -7,8 +7,10 @@ SENTRY_DSN (a Lookout project's or Sentry's). Options of `Monitoring(...)` overr
 From Lookout (the app this plugin comes from), where its design and tests live (issue #27).
 """
 
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.plugin import Monitoring
-from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
+from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.settings_error import SettingsError
 
 __all__ = ["Dsn", "Monitoring", "MonitoringSettings", "SettingsError"]
 __version__ = "0.1.0"  # the distribution's version (plugin/pyproject.toml reads it here)

@@ -30,7 +30,8 @@ from reflex_base.utils.imports import ImportDict, ImportVar
 from reflex_base.vars import VarData
 from reflex_base.vars.base import Var
 
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings import MonitoringSettings
 
 SENTRY_REACT = "@sentry/react@11.12.0"
 JS = Path(__file__).resolve().parent / "js"

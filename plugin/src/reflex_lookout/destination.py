@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Protocol
 
-from reflex_lookout.settings import Dsn, SettingsError
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings_error import SettingsError
 
 
 class Destination(Protocol):

@@ -30,10 +30,11 @@ import httpx
 from sqlalchemy.exc import SQLAlchemyError
 
 from reflex_lookout.background import Lease
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import Delivery, OutboxStore
 from reflex_lookout.protocol.ratelimits import RateLimits
 from reflex_lookout.protocol.retry import backoff
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.settings import MonitoringSettings
 from reflex_lookout.stats import TunnelStats
 
 logger = logging.getLogger(__name__)

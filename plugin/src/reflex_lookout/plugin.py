@@ -28,7 +28,9 @@ from reflex_base.plugins.base import Plugin, PostBuildContext, PostCompileContex
 from typing_extensions import Unpack
 
 from reflex_lookout.destination import Destination
-from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.settings_error import SettingsError
 
 if TYPE_CHECKING:
     from reflex_lookout.sourcemaps.build_step import SourceMapsPlugin

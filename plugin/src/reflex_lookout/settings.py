@@ -4,81 +4,29 @@ where it came from (`Monitoring(dsn=...)` or `SENTRY_DSN`).
 
 The single source of every monitoring setting: Lookout's own `app.settings.Settings` subclasses
 `MonitoringSettings` and reads only its own fields (inbox, alerts, uploads) itself. How one value is
-read (a DSN, a switch, a number): `Reader`.
+read (a DSN, a switch, a number): `Reader` (settings_reader.py).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+
+from reflex_lookout.dsn import Dsn
+from reflex_lookout.settings_error import SettingsError
+from reflex_lookout.settings_reader import Reader
 
 DEFAULT_TUNNEL_PATH = "/monitoring"
 MIB = 1024 * 1024
 OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden folders
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIN_TOKEN_CHARS = 16  # LOOKOUT_TUNNEL_STATS_TOKEN: a shorter secret is guessable
 # What `Monitoring(...)` takes; every other field is the specification's.
 OPTIONS = ("dsn", "environment", "release", "tunnel_path", "browser", "server", "traces_sample_rate", "log_level",
            "outbox", "route_load_timeout_ms", "scrub")
-
-
-class SettingsError(ValueError):
-    """A setting holds a value the monitoring cannot use; the message names the setting."""
-
-
-@dataclass(frozen=True)
-class Dsn:
-    """A parsed Sentry DSN: `{scheme}://{public_key}@{host}[:{port}]{path_prefix}/{project_id}`."""
-
-    scheme: str
-    public_key: str
-    host: str
-    port: int | None
-    path_prefix: str
-    project_id: str
-
-    @classmethod
-    def parse(cls, text: str, name: str = "DSN") -> Dsn:
-        """`name` says where the text came from, for the sentence of a `SettingsError`."""
-        try:
-            parts = urlsplit(text.strip())
-        except ValueError as exc:  # e.g. an unclosed "[" of an IPv6 address
-            raise SettingsError(f"{name} {text!r} is not a URL ({exc}).") from exc
-        if parts.scheme not in ("http", "https"):
-            raise SettingsError(f"{name} {text!r} must start with http:// or https://.")
-        if not parts.username or not parts.hostname:
-            raise SettingsError(f"{name} {text!r} must name a public key and a host (key@host).")
-        prefix, _, project_id = parts.path.rstrip("/").rpartition("/")
-        if not project_id.isdigit():
-            raise SettingsError(f"{name} {text!r} must end with a numeric project id.")
-        try:
-            port = parts.port
-        except ValueError as exc:
-            raise SettingsError(f"{name} {text!r} has an invalid port.") from exc
-        return cls(parts.scheme, parts.username, parts.hostname, port, prefix, project_id)
-
-    @property
-    def netloc(self) -> str:
-        return self.host if self.port is None else f"{self.host}:{self.port}"
-
-    def __str__(self) -> str:
-        return f"{self.scheme}://{self.public_key}@{self.netloc}{self.path_prefix}/{self.project_id}"
-
-    @property
-    def envelope_url(self) -> str:
-        """Sentry's ingestion endpoint for this DSN."""
-        return f"{self.scheme}://{self.netloc}{self.path_prefix}/api/{self.project_id}/envelope/"
-
-    @property
-    def auth_header(self) -> str:
-        """`X-Sentry-Auth` for requests to `envelope_url`."""
-        return f"Sentry sentry_version=7, sentry_key={self.public_key}, sentry_client=lookout-tunnel/1.0"
 
 
 @dataclass(frozen=True)
@@ -237,102 +185,3 @@ class MonitoringSettings:
         if self.outbox:
             return self.outbox
         return f"sqlite:///{app_root / OUTBOX_DIR / 'outbox.db'}"
-
-
-class Reader:
-    """One value per call: the option if given, else the variable; the sentence names which. An
-    option of "" is never given (a variable alone); Lookout reads its own variables with this too."""
-
-    def __init__(self, options: Mapping[str, object], env: Mapping[str, str]) -> None:
-        self.options, self.env = options, env
-
-    def _raw(self, option: str, variable: str) -> tuple[object, str]:
-        value = self.options.get(option) if option else None
-        if value is not None:
-            return value, f"Monitoring({option}=...)"
-        return self.env.get(variable, "").strip(), variable
-
-    def text(self, option: str, variable: str) -> str:
-        value, source = self._raw(option, variable)
-        if not isinstance(value, str):
-            raise SettingsError(f"{source} must be a string, not {type(value).__name__}.")
-        return value.strip()
-
-    def dsn(self, option: str, variable: str) -> Dsn | None:
-        value, source = self._raw(option, variable)
-        if isinstance(value, Dsn):
-            return value
-        if not isinstance(value, str):
-            raise SettingsError(f"{source} must be a DSN string, not {type(value).__name__}.")
-        return Dsn.parse(value, source) if value.strip() else None
-
-    def path(self, option: str, variable: str) -> str:
-        text = self.text(option, variable)
-        if text and (not text.startswith("/") or text.rstrip("/") == "" or "?" in text or "#" in text):
-            _, source = self._raw(option, variable)
-            raise SettingsError(f"{source} {text!r} must be an absolute path like /monitoring.")
-        return text.rstrip("/")
-
-    def switch(self, option: str, variable: str, default: bool) -> bool:
-        value, source = self._raw(option, variable)
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if not text:
-            return default
-        if text not in ("on", "off", "true", "false", "1", "0"):
-            raise SettingsError(f"{source} {text!r} must be on or off.")
-        return text in ("on", "true", "1")
-
-    def rate(self, option: str, variable: str, default: float) -> float:
-        value, source = self._raw(option, variable)
-        if value == "":
-            return default
-        try:
-            rate = float(value)  # type: ignore[arg-type]  # a str from the environment, or a number given
-        except (TypeError, ValueError):
-            rate = math.nan
-        if not 0.0 <= rate <= 1.0:
-            raise SettingsError(f"{source} {value!r} must be a number from 0 to 1.")
-        return rate
-
-    def level(self, option: str, variable: str, default: int) -> int:
-        value, source = self._raw(option, variable)
-        if isinstance(value, int) and not isinstance(value, bool) and logging.getLevelName(value) in LOG_LEVELS:
-            return value
-        text = str(value).strip().upper()
-        if not text:
-            return default
-        if text not in LOG_LEVELS:
-            raise SettingsError(f"{source} {value!r} must be one of {', '.join(LOG_LEVELS)}.")
-        return logging.getLevelName(text)
-
-    def positive(self, option: str, variable: str, default: int) -> int:
-        value, source = self._raw(option, variable)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-        text = str(value).strip()
-        if not text:
-            return default
-        if not text.isdigit() or int(text) == 0:
-            raise SettingsError(f"{source} {value!r} must be a positive whole number.")
-        return int(text)
-
-    def whole(self, variable: str, default: int) -> int:
-        text = self.env.get(variable, "").strip()
-        if not text:
-            return default
-        if not text.isdigit():
-            raise SettingsError(f"{variable} {text!r} must be a whole number (0 or more).")
-        return int(text)
-
-    def secret(self, variable: str, min_chars: int) -> str:
-        """A token from a variable ("" for none), at least `min_chars` long; the sentence never shows it."""
-        text = self.env.get(variable, "").strip()
-        if text and (len(text) < min_chars or not text.isascii() or not text.isprintable() or " " in text):
-            raise SettingsError(f"{variable} must be at least {min_chars} ASCII characters, without spaces.")
-        return text
-
-    def words(self, variable: str) -> list[str]:
-        """A list in a variable, separated by commas or spaces."""
-        return self.env.get(variable, "").replace(",", " ").split()

@@ -5,8 +5,9 @@
     GET {tunnel_path}/stats   counters and outbox depth, as JSON: only with LOOKOUT_TUNNEL_STATS on
                               (a host app's default is off: the path is the app's own, 404), and then
                               only to this machine or a bearer of LOOKOUT_TUNNEL_STATS_TOKEN, never to a
-                              page of another site (`stats_refusal`); the outbox's depth (an aggregate
-                              query) is read at most once a second per process (`outbox_depth`)
+                              page of another site (`stats_refusal`, tunnel_access.py); the outbox's
+                              depth (an aggregate query) is read at most once a second per process
+                              (`outbox_depth`)
 
 Order of checks: origin (403) → the client's rate (429) → size of the request (413, 408) → the
 header line's decoding and syntax (415, 400) → DSN (403) → the DSN's rate (429) → the whole
@@ -19,8 +20,6 @@ database fails) → 200. Nothing is stored and nothing is sent upstream unless e
 
 from __future__ import annotations
 
-import functools
-import hmac
 import json
 import logging
 import threading
@@ -47,10 +46,12 @@ from reflex_lookout.protocol.asgi import (
     respond,
     serve_lifespan,
 )
-from reflex_lookout.protocol.clients import all_loopback, as_address, forwarded_chain
 from reflex_lookout.protocol.ratelimits import RateLimits, category_of
-from reflex_lookout.settings import Dsn, MonitoringSettings, SettingsError
+from reflex_lookout.settings import MonitoringSettings
 from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel_access import cors_headers, forbidden_origin, origin_allowed, stats_refusal
+from reflex_lookout.tunnel_dsns import AllowedDsns
+from reflex_lookout.tunnel_prepare import PrepareRunner
 
 logger = logging.getLogger(__name__)
 
@@ -58,41 +59,15 @@ RETRY_AFTER_WHEN_FULL = "60"
 # Counts an envelope's items (their types) against its DSN's quotas, or raises `Refused` (429).
 Admit = Callable[[str, Sequence[str]], Awaitable[None]]
 # What of an envelope accepted for a DSN may be written (filtered and scrubbed: reflex_lookout/scrubbing/);
-# run on the event loop while cheap, else on a worker thread (`Tunnel._prepare`), so it must be
-# thread-safe and may block only briefly; a ValueError (an item that cannot be scrubbed) refuses the envelope.
+# run on the event loop while cheap, else on a worker thread (`PrepareRunner`, tunnel_prepare.py), so it
+# must be thread-safe and may block only briefly; a ValueError (an item that cannot be scrubbed) refuses the
+# envelope.
 Prepare = Callable[[str, envelope.Envelope], envelope.Envelope]
-CORS_HEADERS = [
-    (b"access-control-allow-methods", b"POST, OPTIONS"),
-    (b"access-control-allow-headers", b"Content-Type, Content-Encoding"),
-    (b"access-control-expose-headers", b"Retry-After, X-Sentry-Rate-Limits"),
-    (b"access-control-max-age", b"86400"),
-    (b"vary", b"Origin"),
-]
 
-
-# DSN texts whose answer `_allowed_dsn` keeps (an SDK names the same one in every envelope).
-MAX_KNOWN_DSNS = 256
-# Where `prepare` runs. Handing an envelope to a worker thread and back costs more than a prepare
-# that finds nothing to scrub (~0.13 ms of CPU for a browser's error event): the GIL changes hands
-# twice, among as many threads as requests wait, each hand-over a wake-up; in local mode the tunnel
-# accepted 1.4-1.8x as many envelopes with it on the loop (bench/README.md, issue 37). But one that
-# calls Relay (a millisecond or more, mostly without the GIL) must not hold the loop. So: on the
-# loop while prepares of the DSN have been cheap (an average of their CPU time, wherever they ran,
-# under PREPARE_ON_LOOP_S) and the items are small; else on a thread.
-# Only with a SQLite outbox: a prepare may read settings now and then (Lookout's: a project's, kept
-# 5 s), a local read like the commits the writer makes on the loop; another database's answer would
-# be awaited over the network, so there it always runs on a thread.
-PREPARE_ON_LOOP_S = 0.0004
-PREPARE_ON_LOOP_BYTES = 64 * 1024
-PREPARE_COST_WEIGHT = 0.2  # of the newest prepare in the average
 
 # The outbox's depth is an aggregate over the whole table: read at most once a second per process,
 # however often the stats are asked for (the console's home page reads them too).
 STATS_MAX_AGE_S = 1.0
-
-
-def _forbidden_origin() -> Refused:
-    return Refused(403, "This origin may not post to the tunnel.", "forbidden_origin")
 
 
 class Tunnel:
@@ -122,10 +97,9 @@ class Tunnel:
         # Filtering and scrubbing before the first write: Lookout's inbox in local mode (set by the host app),
         # Relay's defaults in Sentry mode when LOOKOUT_SCRUB_BEFORE_FORWARD is set (runtime.py).
         self.prepare: Prepare | None = None
-        self._allowed: dict[str, tuple[MonitoringSettings, Dsn, str]] = {}  # `_allowed_dsn`'s answers
-        # Per DSN, the average CPU seconds of its prepares (`_prepare`); a new DSN starts on a thread.
-        self._prepare_cost: dict[str, float] = {}
-        self._prepare_on_loop = store.engine.dialect.name == "sqlite"
+        self._dsns = AllowedDsns()  # which DSNs pass, each one's answer kept
+        # `prepared`, on the event loop while cheap (with a SQLite outbox only), else on a worker thread.
+        self._prepare_runner = PrepareRunner(self.prepared, store.engine.dialect.name == "sqlite")
         self.clock: Callable[[], float] = time.monotonic  # when the outbox's depth was read (`outbox_depth`)
         self._depth: tuple[float, dict[str, dict[str, int]]] | None = None
         self._depth_lock = threading.Lock()
@@ -153,7 +127,7 @@ class Tunnel:
         if scope["path"] == self.stats_path:
             if method != "GET":
                 return await _method_not_allowed(send, b"GET")
-            if (refused := self.stats_refusal(scope, request)) is not None:
+            if (refused := stats_refusal(scope, request, self.settings.tunnel_stats_token)) is not None:
                 return await refuse(send, refused)
             # No CORS headers, ever: the stats are for this machine's programs and the token's bearer.
             body = json.dumps(await anyio.to_thread.run_sync(self.snapshot)).encode()
@@ -161,40 +135,12 @@ class Tunnel:
         if method == "POST":
             return await self.post(request, receive, send)
         if method == "OPTIONS":
-            if not self._origin_allowed(request):
-                return await refuse(send, _forbidden_origin())
-            await send({"type": "http.response.start", "status": 204, "headers": self._cors(request)})
+            if not origin_allowed(request, self.settings.tunnel_origins):
+                return await refuse(send, forbidden_origin())
+            await send({"type": "http.response.start", "status": 204,
+                        "headers": cors_headers(request, self.settings.tunnel_origins)})
             return await send({"type": "http.response.body", "body": b""})
         return await _method_not_allowed(send, b"POST, OPTIONS")
-
-    def stats_refusal(self, scope: Scope, request: Request) -> Refused | None:
-        """Why the stats are not answered to this request, or None. A page of another site gets them
-        never (a Reflex app's own CORS layer, outside the tunnel, would let that page read them: its
-        `Origin` is refused here, 403); a request with the stats token (`Authorization: Bearer`), or
-        from this machine (its peer and every X-Forwarded-For address loopback, and a `Host` naming
-        this machine, which a DNS-rebound name does not), gets them; anyone else 401."""
-        origin = request.origin
-        if origin is not None and origin.lower().partition("://")[2] != request.host.lower():
-            return Refused(403, "Pages of other sites may not read the tunnel's stats.", "forbidden_origin")
-        token = self.settings.tunnel_stats_token
-        if token and hmac.compare_digest(_bearer(scope), token.encode()):
-            return None
-        if all_loopback(request.peer, forwarded_chain(request.forwarded_for)) and _loopback_host(request.host):
-            return None
-        return Refused(401, "The tunnel's stats answer this machine only, or a request with the stats token.",
-                       "unauthorized", {"WWW-Authenticate": "Bearer"} if token else None)
-
-    def _origin_allowed(self, request: Request) -> bool:
-        origin = request.origin
-        if origin is None:
-            return True  # not a browser's cross-origin request: SDKs on servers send none
-        same_origin = origin.partition("://")[2] == request.host
-        return same_origin or origin.rstrip("/") in self.settings.tunnel_origins
-
-    def _cors(self, request: Request) -> list[tuple[bytes, bytes]]:
-        if request.origin is None or not self._origin_allowed(request):
-            return []
-        return [(b"access-control-allow-origin", request.origin.encode("latin-1")), *CORS_HEADERS]
 
     def busy(self) -> bool:
         return self.in_flight > 0
@@ -207,27 +153,28 @@ class Tunnel:
             self.stats.reject(refused.reason)
             if refused.reason == "rate_limited":  # Sentry's limits (intake's own are "too_many_requests")
                 self.stats.rate_limited += 1
-            return await refuse(send, refused, self._cors(request))
+            return await refuse(send, refused, cors_headers(request, self.settings.tunnel_origins))
         except ClientGone:
             return None
         finally:
             self.in_flight -= 1
         limited = self.limits.headers(dsn)
-        headers = self._cors(request) + encoded(limited) if limited else self._cors(request)
+        cors = cors_headers(request, self.settings.tunnel_origins)
+        headers = cors + encoded(limited) if limited else cors
         await respond(send, 200, _id_json(event_id), headers)
 
     async def accept(self, request: Request, receive: Receive) -> tuple[str | None, str]:
         """Validate and store one envelope: (its event id, its DSN), or `Refused` saying why not."""
-        if not self._origin_allowed(request):
-            raise _forbidden_origin()
+        if not origin_allowed(request, self.settings.tunnel_origins):
+            raise forbidden_origin()
         raw = await self.intake.body(request, receive)
         encoding = request.content_encoding
         parsed = self.intake.small_envelope(raw, encoding)  # the usual browser envelope: read once
         if parsed is not None:
-            dsn = self._allowed_dsn(parsed.dsn)
+            dsn = self._dsns.check(parsed.dsn, self.settings)
             self.intake.charge_key(dsn, len(raw))
         else:  # the header line alone first: its DSN is checked before the rest is decoded
-            dsn = self._allowed_dsn(envelope.header_dsn(self.intake.header(raw, encoding)))
+            dsn = self._dsns.check(envelope.header_dsn(self.intake.header(raw, encoding)), self.settings)
             self.intake.charge_key(dsn, len(raw))
             parsed = await self.intake.envelope(raw, encoding)
         categories = sorted({category_of(item.type) for item in parsed.items})
@@ -245,14 +192,14 @@ class Tunnel:
         `on_commit` (`Refused` 429 past a quota, 400 when it cannot be scrubbed, 503 when there is no
         room or the database fails); the inbox's ingest endpoints commit here too. With `prepare`
         set, what is stored is its answer (made on the event loop while cheap, else on a worker
-        thread: `_prepare`): `raw` is never written.
+        thread: `PrepareRunner`): `raw` is never written.
         `categories` and `item_types`: the envelope's own unless given."""
         categories = sorted({category_of(item.type) for item in parsed.items}) if categories is None else categories
         try:
             if self.admit is not None and self.status == LOCAL:
                 await self.admit(dsn, [item.type for item in parsed.items] if item_types is None else item_types)
             if self.prepare is not None:
-                raw, encoding = await self._prepare(dsn, parsed), ""
+                raw, encoding = await self._prepare_runner.run(dsn, parsed), ""
             room = await self.budget.has_room(len(raw))
             if room:
                 await self.writer.submit(new_row(dsn, self.status, raw, categories, parsed.event_id, encoding))
@@ -273,29 +220,6 @@ class Tunnel:
             self.stats.local += 1
         self.on_commit(dsn)
 
-    async def _prepare(self, dsn: str, parsed: envelope.Envelope) -> bytes:
-        """`prepared`, on the event loop or a worker thread (PREPARE_ON_LOOP_S), its cost noted."""
-        cost = self._prepare_cost.get(dsn, PREPARE_ON_LOOP_S)
-        if (cost < PREPARE_ON_LOOP_S and self._prepare_on_loop
-                and sum(len(item.payload) for item in parsed.items) <= PREPARE_ON_LOOP_BYTES):
-            body, took = self._timed_prepare(dsn, parsed)
-        else:
-            body, took = await anyio.to_thread.run_sync(self._timed_prepare, dsn, parsed)
-        if dsn not in self._prepare_cost and len(self._prepare_cost) >= MAX_KNOWN_DSNS:
-            self._prepare_cost.clear()
-        self._prepare_cost[dsn] = cost + PREPARE_COST_WEIGHT * (took - cost)
-        return body
-
-    def _timed_prepare(self, dsn: str, parsed: envelope.Envelope) -> tuple[bytes, float]:
-        """`prepared` and the CPU seconds it took (this thread's: not the time it waited for the GIL).
-        A refusal is noted as costly: the next prepares of the DSN go to a thread until cheap again."""
-        started = time.thread_time()
-        try:
-            return self.prepared(dsn, parsed), time.thread_time() - started
-        except Refused:
-            self._prepare_cost[dsn] = max(self._prepare_cost.get(dsn, 0.0), PREPARE_ON_LOOP_S)
-            raise
-
     def prepared(self, dsn: str, parsed: envelope.Envelope) -> bytes:
         """The bytes `prepare` lets be written of `parsed` (blocking: a worker thread's, or the server
         SDK transport's); `Refused` 400 with a sentence when an item cannot be scrubbed."""
@@ -305,30 +229,6 @@ class Tunnel:
             return envelope.serialize(self.prepare(dsn, parsed))
         except ValueError as exc:
             raise Refused(400, str(exc) or "The envelope could not be scrubbed.", "malformed") from None
-
-    @property
-    def allowed_dsns(self) -> frozenset[Dsn]:
-        """Read per request: the local DSN's key comes from the database once the backend starts."""
-        return self.settings.tunnel_dsns
-
-    def _allowed_dsn(self, text: str | None) -> str:
-        if not text:
-            raise Refused(403, "The envelope header names no DSN.", "forbidden_dsn")
-        # Every envelope of an SDK names the same DSN: the answer for it is kept while the settings
-        # and their reporting DSN (the local one is settled once the backend starts) are the same.
-        known = self._allowed.get(text)
-        if known is not None and known[0] is self.settings and known[1] is self.settings.reporting_dsn:
-            return known[2]
-        try:
-            dsn = _parse_dsn(text)
-        except SettingsError as exc:
-            raise Refused(403, f"The envelope's DSN is not valid: {exc}", "forbidden_dsn") from exc
-        if dsn not in self.allowed_dsns:
-            raise Refused(403, "The envelope's DSN is not one this tunnel forwards for.", "forbidden_dsn")
-        if len(self._allowed) >= MAX_KNOWN_DSNS:
-            self._allowed.clear()
-        self._allowed[text] = (self.settings, self.settings.reporting_dsn, str(dsn))
-        return self._allowed[text][2]
 
     def outbox_depth(self) -> dict[str, dict[str, int]]:
         """`OutboxStore.depth`, read again only once the last reading is STATS_MAX_AGE_S old (blocking:
@@ -357,37 +257,6 @@ class Tunnel:
             },
             "rate_limits": self.limits.snapshot(),
         }
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_dsn(text: str) -> Dsn:
-    """Every envelope of an SDK names the same DSN: parsing it once saved ~12 % of an acceptance."""
-    return Dsn.parse(text)
-
-
-def _bearer(scope: Scope) -> bytes:
-    """The token of an `Authorization: Bearer <token>` header (b"" for none; a repeated header is none)."""
-    found = [value for name, value in scope["headers"] if name == b"authorization"]
-    scheme, _, token = found[0].strip().partition(b" ") if len(found) == 1 else (b"", b"", b"")
-    return token.strip() if scheme.lower() == b"bearer" else b""
-
-
-def _loopback_host(host: str) -> bool:
-    """Whether a `Host` header names this machine: localhost, a name under .localhost, or a loopback
-    address, with or without a port."""
-    host = host.strip().lower()
-    if host.startswith("["):  # an IPv6 address
-        name, _, port = host[1:].partition("]")
-        port = port.removeprefix(":") if port.startswith(":") or not port else "x"
-    else:
-        name, _, port = host.partition(":")
-    if (port and not port.isdigit()) or not name:
-        return False
-    name = name.rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    address = as_address(name)
-    return address is not None and address.is_loopback
 
 
 async def _method_not_allowed(send: Send, allow: bytes) -> None:

@@ -9,8 +9,9 @@ from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 
 from plugin_support.upstream import Upstream
+from reflex_lookout.dsn import Dsn
 from reflex_lookout.outbox import PENDING
-from reflex_lookout.settings import Dsn, MonitoringSettings
+from reflex_lookout.settings import MonitoringSettings
 
 
 def sentry_settings(upstream: Upstream, **changes: object) -> MonitoringSettings:
