@@ -115,11 +115,11 @@ def scrubbing_rates(bodies: list[bytes], with_secrets: list[bytes], workdir: Pat
     return {label: statistics.median(found) for label, found in rates.items()}
 
 
-def feeder_rate(bodies: list[bytes], path: Path, settings: ScrubbingSettings) -> float:
-    """Events/s of the feeder reading `bodies` into a fresh database at `path`, scrubbing under `settings`."""
+def feeder_rate(bodies: list[bytes], path: Path, scrubbing: ScrubbingSettings) -> float:
+    """Events/s of the feeder reading `bodies` into a fresh database at `path`, scrubbing under `scrubbing`."""
     engine = db.engine(f"sqlite:///{path}")
     db.migrate(engine)
-    store = InboxStore(engine, scrubbing_of=lambda project_id: settings)
+    store = InboxStore(engine, scrubbing_of=lambda project_id: scrubbing)
     store.ensure_project(Dsn.parse(LOCAL_DSN))
     rate = fed_per_second(store, bodies, LOCAL_DSN)
     engine.dispose()

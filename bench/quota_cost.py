@@ -4,7 +4,7 @@ and outbox, the feeder, as in the Reflex backend) under granian, on a SQLite fil
 with a quota set that none of them reaches (1,000,000 a minute, 60,000,000 an hour), in the same run:
 one server per worker count, the two variants alternating (each first in half of the rounds).
 
-A quota is set by writing the project's settings into the database, as the settings page does; the
+A quota is set by writing the project's options into the database, as the settings page does; the
 workers read it within CACHE_S, so each round waits that long before its warm-up. With a quota, every
 event is counted in `inbox_quota_count` (app/ingest/quotas.py: each worker syncs once per tenth of
 what is left of a window, so with a quota this far off about once a minute); the bench checks that
@@ -27,8 +27,8 @@ import sqlalchemy
 
 from app import db
 from app.inbox.tables import QUOTA_COUNTS
-from app.projects.quota_settings import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaSettings
-from app.projects.settings_store import CACHE_S, ProjectSettingsStore
+from app.projects.options_store import CACHE_S, ProjectOptionsStore
+from app.projects.quota_options import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaOptions
 from bench.harness.lookout import OUTBOX_CAP
 from bench.harness.processes import workspace
 from bench.harness.servers import free_port, granian, wait_ready
@@ -36,7 +36,7 @@ from bench.inbox_ingest import envelopes
 from bench.spotlight_accept import post_all
 
 LOCAL_DSN = "http://bench@localhost/1"
-VARIANTS = {"no quota": QuotaSettings(), "a quota set": QuotaSettings(MAX_PER_MINUTE, MAX_PER_HOUR)}
+VARIANTS = {"no quota": QuotaOptions(), "a quota set": QuotaOptions(MAX_PER_MINUTE, MAX_PER_HOUR)}
 WARM_UP = 200
 
 
@@ -62,7 +62,7 @@ def measure(workers: int, args: argparse.Namespace) -> dict[str, list[float]]:
         for round_ in range(args.rounds):
             names = list(VARIANTS) if round_ % 2 == 0 else list(reversed(VARIANTS))
             for name in names:
-                ProjectSettingsStore(engine).set_quotas(1, VARIANTS[name], by="bench")
+                ProjectOptionsStore(engine).set_quotas(1, VARIANTS[name], by="bench")
                 time.sleep(CACHE_S + 0.5)  # every worker has read it again
                 asyncio.run(post_all(url, envelopes(WARM_UP, args.size), 8))
                 bodies = envelopes(args.events, args.size)

@@ -6,21 +6,21 @@ A. The whole path: ~48 KB error events (`envelopes()` of bench/inbox_ingest.py) 
    `/api/<id>/envelope/` of `app.standalone.inbox` (ingest endpoints, tunnel, outbox, feeder: as in
    the Reflex backend, local mode) under granian, 1 worker, on a SQLite file; events/s from the first
    post until the last of them is in the inbox (`inbox_event` rows, polled every 20 ms). Three
-   variants, each a project of its own whose settings are written as the settings page writes them
-   (`ProjectSettingsStore.set_scrubbing`) before the server starts, so no round waits for a cache:
+   variants, each a project of its own whose options are written as the settings page writes them
+   (`ProjectOptionsStore.set_scrubbing`) before the server starts, so no round waits for a cache:
    scrubbing off (`scrub_data` false); on (the defaults; these events hold nothing to scrub); on with
    a password in each event's request data. The variants turn over the rounds (each first in one),
    and within a variant the two trees alternate.
 B. The tunnel's accept rate: the same events, with a DSN in their header, POSTed to the tunnel path
    (/monitoring) of `app.standalone.tunnel` (tunnel and outbox; no feeder) in local mode (no
    SENTRY_DSN: the tunnel's `prepare` filters and scrubs, app/ingest/before_write.py, under project
-   1's default settings) and in Sentry mode (SENTRY_DSN at bench/upstream.py on loopback; nothing is
+   1's default options) and in Sentry mode (SENTRY_DSN at bench/upstream.py on loopback; nothing is
    prepared; the forwarder may deliver meanwhile, and the outbox is drained before the next
    measurement). Rate = events answered 200 / seconds of posting.
 C. "before": A, and B's local mode, against the tree of fed01e6, checked out once as a git worktree
    at /tmp/lookout-before (reused when present) and served from there with this venv (PYTHONPATH and
    granian's working directory pointing at it). The schema is the same at both commits, so the bench
-   makes both databases and writes the settings with this tree's code.
+   makes both databases and writes the options with this tree's code.
 
 Every server: LOOKOUT_SERVER_MONITORING off, intake limits off, outbox and inbox caps of 4 GiB (so
 neither 503s nor retention enter the figures). 8 keep-alive httpx clients (bench/spotlight_accept.py
@@ -57,7 +57,7 @@ from app import db
 from app.inbox.reading import kept_events
 from app.inbox.tables import EVENTS
 from app.ingest.store import InboxStore
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.options_store import ProjectOptionsStore
 from bench.harness.lookout import NO_INTAKE_LIMITS, OUTBOX_CAP, outbox_rows
 from bench.harness.processes import ROOT, Processes, workspace
 from bench.harness.report import goal, versions
@@ -73,14 +73,14 @@ from reflex_lookout.tables import OUTBOX
 
 BEFORE_COMMIT = "fed01e6"
 BEFORE_DIR = Path("/tmp/lookout-before")
-LOCAL_DSN = "http://bench@localhost/1"  # project 1: the tunnel's in local mode (B), default settings
+LOCAL_DSN = "http://bench@localhost/1"  # project 1: the tunnel's in local mode (B), default options
 CLIENTS = 8
 WARM_UP = 200  # events per project or server before the first round, untimed
 GOAL = 0.8
 POLL_S = 0.02
 SECRET = "hunter"  # envelopes(secret=True) puts f"hunter{n}" in each event's request data
 PASSWORD = "on, a password in each event"
-# label: (project id, its scrubbing settings, a password in each event)
+# label: (project id, its scrubbing options, a password in each event)
 VARIANTS = {"off": (2, ScrubbingSettings(scrub_data=False), False), "on": (3, ScrubbingSettings(), False),
             PASSWORD: (4, ScrubbingSettings(), True)}
 
@@ -153,13 +153,13 @@ def before_tree() -> Tree:
 
 
 def prepared_database(path: Path, projects: dict[int, ScrubbingSettings]) -> sqlalchemy.Engine:
-    """A migrated SQLite file holding `projects`, each with its scrubbing settings as the settings page writes them."""
+    """A migrated SQLite file holding `projects`, each with its scrubbing options as the settings page writes them."""
     engine = db.engine(f"sqlite:///{path}")
     db.migrate(engine)
-    inbox, settings = InboxStore(engine), ProjectSettingsStore(engine)
+    inbox, options = InboxStore(engine), ProjectOptionsStore(engine)
     for project_id, scrubbing in projects.items():
         inbox.ensure_project(Dsn.parse(LOCAL_DSN if project_id == 1 else project_dsn(project_id)))
-        settings.set_scrubbing(project_id, scrubbing, by="bench")
+        options.set_scrubbing(project_id, scrubbing, by="bench")
     return engine
 
 
@@ -280,7 +280,7 @@ class Accepting:
         self.db_path = workdir / f"{self.name}.db"
         dsn = f"http://bench@{HOST}:{upstream}/1" if upstream else LOCAL_DSN
         self.dsn = dsn
-        if upstream is None:  # the tunnel's project, default settings, made as the backend would make it
+        if upstream is None:  # the tunnel's project, default options, made as the backend would make it
             prepared_database(self.db_path, {1: ScrubbingSettings()}).dispose()
         self.port = start(processes, self.name, tree, "app.standalone.tunnel:app",
                           server_env(self.db_path, dsn if upstream else ""), f"{DEFAULT_TUNNEL_PATH}/stats")

@@ -118,7 +118,7 @@ def lookout_in_reflex_peer(workdir: Path, dsn: str) -> Peer:
 
 def lookout_local_peer(workdir: Path) -> Peer:
     """`app.standalone.tunnel` in local mode: its envelopes name LOCAL_DSN, and each is filtered and
-    scrubbed under its project's settings (app/ingest/before_write.py, Lookout's defaults: scrubbing
+    scrubbed under its project's options (app/ingest/before_write.py, Lookout's defaults: scrubbing
     on; on the event loop while cheap, else on a worker thread) before its row is committed as
     "local". The database is made first as the backend's start leaves it (migrated, the project
     there); no feeder runs (app.standalone.inbox would read the rows into the inbox meanwhile: the

@@ -18,13 +18,13 @@ from alembic import command
 from app import db
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
-from app.projects.filter_settings import FilterSettings
+from app.projects.filter_options import FilterOptions
 from plugin_support.envelopes import build
 from reflex_lookout.outbox import LOCAL, OutboxStore
 from tests.environment import LOCAL_DSN
 
-# A project's inbound filters all off (a new project has three on: app/projects/filter_settings.py).
-NO_FILTERS = FilterSettings(browser_extensions=False, web_crawlers=False, legacy_browsers=False)
+# A project's inbound filters all off (a new project has three on: app/projects/filter_options.py).
+NO_FILTERS = FilterOptions(browser_extensions=False, web_crawlers=False, legacy_browsers=False)
 
 
 def query(inbox: InboxStore, sql: str) -> list[tuple]:

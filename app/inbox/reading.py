@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from app.inbox import states
 from app.inbox.tables import COUNTS, EVENTS, FEEDBACK, ISSUE_COLUMNS, ISSUES, MAX_ENVELOPE_BYTES
-from app.projects.settings_store import FILTERED
+from app.projects.options_store import FILTERED
 from app.projects.tables import PROJECTS
 from app.sourcemaps import event_patch
 from app.tables import chunks

@@ -14,7 +14,7 @@ from typing import Any
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
-from app.projects.filter_settings import FilterSettings
+from app.projects.filter_options import FilterOptions
 from reflex_lookout.protocol.envelope import Envelope
 from reflex_lookout.scrubbing.envelope import scrub_envelope
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
@@ -31,23 +31,23 @@ class BeforeWrite:
         self._projects: dict[str, int] = {}
 
     def __call__(self, dsn: str, parsed: Envelope) -> Envelope:
-        """`parsed`, accepted for `dsn`, filtered and scrubbed under its project's settings (a DSN
+        """`parsed`, accepted for `dsn`, filtered and scrubbed under its project's options (a DSN
         no project has yet, as the local one's before the backend made it: Sentry's defaults, and
         the feeder rejects the row later as before)."""
-        filters, scrubbing = self.settings_of(dsn)
+        filters, scrubbing = self.options_of(dsn)
 
         def drop(item_type: str, payload: dict[str, Any]) -> str | None:
             return dropped_by(item_type, payload, filters)
 
         return scrub_envelope(parsed, scrubbing, drop, FILTERED_TYPES)
 
-    def settings_of(self, dsn: str) -> tuple[FilterSettings, ScrubbingSettings]:
+    def options_of(self, dsn: str) -> tuple[FilterOptions, ScrubbingSettings]:
         project_id = self._projects.get(dsn)
         if project_id is None:
             try:
                 project_id = self.inbox.project_for(dsn)
             except (UnknownProject, SettingsError):
-                return FilterSettings(), ScrubbingSettings()
+                return FilterOptions(), ScrubbingSettings()
             if len(self._projects) < MAX_KNOWN_DSNS:
                 self._projects[dsn] = project_id
-        return self.inbox.settings.filters_of(project_id), self.inbox.scrubbing_of(project_id)
+        return self.inbox.options.filters_of(project_id), self.inbox.scrubbing_of(project_id)

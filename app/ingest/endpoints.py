@@ -12,7 +12,7 @@ checked before the body is decoded or parsed. The same steps as the tunnel's fol
 (reflex_lookout/intake.py: the client's and the key's rates, caps, encodings, envelope
 validation, heavy work off the event loop); an accepted envelope is committed to the outbox
 through the tunnel (so the feeder reads it into the inbox) before the answer, filtered and scrubbed
-under its project's settings first (app/ingest/before_write.py, which this gives the tunnel: its
+under its project's options first (app/ingest/before_write.py, which this gives the tunnel: its
 browser envelopes and the server SDK's pass through it as well). A /store/ event is
 decoded no further than the item cap (app/protocol/legacy_store.py). Any origin may post: the DSN
 is the credential, as with Sentry. With a SENTRY_DSN set there is no inbox, and these paths say so.

@@ -19,8 +19,8 @@ from app.inbox.tables import MAX_ENVELOPE_BYTES
 from app.ingest.inbound_filters import FILTERED_TYPES, dropped_by
 from app.ingest.incoming import EVENT_ITEM_TYPES, READ_ITEM_TYPES, Incoming, Readable
 from app.ingest.user_agent import add_contexts, contexts_from_user_agent
+from app.projects.options_store import ProjectOptionsStore
 from app.projects.registry import LOCAL_PROJECT_ID
-from app.projects.settings_store import ProjectSettingsStore
 from app.sourcemaps.event_patch import is_kept_text, kept_text
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.protocol import encodings, envelope, payloads
@@ -30,15 +30,15 @@ from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 
 def read_envelope(incoming: Incoming, project_for: Callable[[str | None], int],
-                  scrubbing_of: Callable[[int], ScrubbingSettings], project_settings: ProjectSettingsStore,
+                  scrubbing_of: Callable[[int], ScrubbingSettings], project_options: ProjectOptionsStore,
                   symbolicator: Symbolicator | None) -> Readable:
     """Parse the envelope, find its project (`project_for` its DSN), scrub its items (with
-    `scrubbing_of` that project, filtered by its `project_settings`) and symbolicate its events:
+    `scrubbing_of` that project, filtered by its `project_options`) and symbolicate its events:
     everything but the database writes (so none of it holds the write transaction open)."""
     parsed = envelope.parse(encodings.decode(incoming.body, incoming.content_encoding, MAX_ENVELOPE_BYTES),
                             MAX_ENVELOPE_BYTES)
     project_id = project_for(incoming.dsn or parsed.dsn)
-    settings, filters = scrubbing_of(project_id), project_settings.filters_of(project_id)
+    scrubbing, filters = scrubbing_of(project_id), project_options.filters_of(project_id)
     received_at = time.time() if incoming.received_at is None else incoming.received_at
     items: list[tuple[str, dict[str, Any], int | str | None]] = []
     filtered: dict[str, int] = {}
@@ -54,7 +54,7 @@ def read_envelope(incoming: Incoming, project_for: Callable[[str | None], int],
             continue
         if item.type not in READ_ITEM_TYPES:
             items.append((item.type, {}, None))
-            scrubbed.append(b"" if settings.scrub_data and not written_scrubbed else None)  # nothing the inbox can scrub
+            scrubbed.append(b"" if scrubbing.scrub_data and not written_scrubbed else None)  # nothing the inbox can scrub
             continue
         sent = payloads.load_object(item.payload)  # refused: too deep, NaN, ... (reflex_lookout/protocol/payloads.py)
         # The filters read the item as sent (a client IP filter needs the IP that scrubbing may remove).
@@ -63,7 +63,7 @@ def read_envelope(incoming: Incoming, project_for: Callable[[str | None], int],
             filtered[dropped] = filtered.get(dropped, 0) + 1
             scrubbed.append(b"")
             continue
-        payload = sent if written_scrubbed else scrub_item(item.type, sent, settings, item.payload)
+        payload = sent if written_scrubbed else scrub_item(item.type, sent, scrubbing, item.payload)
         scrubbed.append(None if payload is sent else json.dumps(payload).encode())
         kept_as: int | str | None = None
         if item.type in EVENT_ITEM_TYPES:
@@ -71,7 +71,7 @@ def read_envelope(incoming: Incoming, project_for: Callable[[str | None], int],
             payload.setdefault("event_id", parsed.event_id)
             frames = None if symbolicator is None else symbolicator.symbolicated(
                 payload, by_path=project_id == LOCAL_PROJECT_ID, project_id=project_id,
-                dev_servers=project_settings.dev_servers_of(project_id))
+                dev_servers=project_options.dev_servers_of(project_id))
             added = contexts_from_user_agent(payload)  # browser, os, device: app/ingest/user_agent.py
             add_contexts(payload, added)
             as_sent = scrubbed[-1] or item.payload

@@ -16,7 +16,7 @@ from app.ingest.event_writer import write_event
 from app.ingest.incoming import COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, Ingested, Readable
 from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
 from app.ingest.trace_writer import write_transaction
-from app.projects.settings_store import FILTERED
+from app.projects.options_store import FILTERED
 from reflex_lookout.tables import OUTBOX
 
 # An outbox row's envelope, scrubbed (uncompressed); a rejected row's, dropped.

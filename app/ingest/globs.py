@@ -44,7 +44,7 @@ class Glob:
 
 @functools.lru_cache(maxsize=256)
 def compiled(patterns: tuple[str, ...]) -> tuple[Glob, ...]:
-    """The globs of a project's list, made once per list (settings are read every few seconds)."""
+    """The globs of a project's list, made once per list (the options are read every few seconds)."""
     return tuple(Glob(pattern) for pattern in patterns)
 
 

@@ -1,6 +1,6 @@
 """Sentry's inbound filters, applied to each error event and transaction at ingest before anything of
-it is stored (app/ingest/envelope_reader.py): `dropped_by(item_type, event, settings)` names the first of the
-project's filters (app/projects/filter_settings.py) that matches, in Relay's order, or None.
+it is stored (app/ingest/envelope_reader.py): `dropped_by(item_type, event, options)` names the first of the
+project's filters (app/projects/filter_options.py) that matches, in Relay's order, or None.
 
 What each matches follows Relay's `relay-filter` crate (the patterns: app/ingest/filter_patterns.py):
 
@@ -35,7 +35,7 @@ import ua_parser
 from app.ingest import filter_patterns as known
 from app.ingest.globs import MAX_TEXT, Glob, any_matches, compiled
 from app.ingest.user_agent import user_agent
-from app.projects.filter_settings import LABELS, FilterSettings, network_of
+from app.projects.filter_options import LABELS, FilterOptions, network_of
 from app.protocol.fields import listed, mapping
 
 logger = logging.getLogger(__name__)
@@ -44,19 +44,19 @@ MAX_EXCEPTIONS = 20
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def dropped_by(item_type: str, event: dict[str, Any], settings: FilterSettings) -> str | None:
+def dropped_by(item_type: str, event: dict[str, Any], options: FilterOptions) -> str | None:
     """The name of the first filter that drops this event (LABELS order), or None to keep it."""
     if item_type not in FILTERED_TYPES:
         return None
-    for name, on in _enabled(settings):
-        if on(event, settings, item_type):
+    for name, on in _enabled(options):
+        if on(event, options, item_type):
             return name
     return None
 
 
-def _enabled(settings: FilterSettings) -> Iterator[tuple[str, Matcher]]:
+def _enabled(options: FilterOptions) -> Iterator[tuple[str, Matcher]]:
     for name in LABELS:
-        value = getattr(settings, name)
+        value = getattr(options, name)
         if value:  # a switch that is on, or a list that is not empty
             yield name, MATCHERS[name]
 
@@ -99,22 +99,22 @@ def _networks(entries: tuple[str, ...]) -> tuple[Network, ...]:
     return tuple(network for entry in entries if (network := network_of(entry)) is not None)
 
 
-def _client_ips(event: dict[str, Any], settings: FilterSettings, _type: str) -> bool:
+def _client_ips(event: dict[str, Any], options: FilterOptions, _type: str) -> bool:
     address = _address(event)
-    return address is not None and any(address in network for network in _networks(settings.client_ips)
+    return address is not None and any(address in network for network in _networks(options.client_ips)
                                        if network.version == address.version)
 
 
-def _releases(event: dict[str, Any], settings: FilterSettings, _type: str) -> bool:
+def _releases(event: dict[str, Any], options: FilterOptions, _type: str) -> bool:
     release = _text(event.get("release"))
-    return bool(release) and any_matches(compiled(settings.releases), [release])
+    return bool(release) and any_matches(compiled(options.releases), [release])
 
 
-def _error_messages(event: dict[str, Any], settings: FilterSettings, _type: str) -> bool:
-    return any_matches(compiled(settings.error_messages), _messages(event))
+def _error_messages(event: dict[str, Any], options: FilterOptions, _type: str) -> bool:
+    return any_matches(compiled(options.error_messages), _messages(event))
 
 
-def _localhost(event: dict[str, Any], _settings: FilterSettings, _type: str) -> bool:
+def _localhost(event: dict[str, Any], _options: FilterOptions, _type: str) -> bool:
     address = _address(event)
     if address is not None and str(address) in known.LOCAL_ADDRESSES:
         return True
@@ -126,7 +126,7 @@ def _localhost(event: dict[str, Any], _settings: FilterSettings, _type: str) -> 
     return host in known.LOCAL_HOSTS
 
 
-def _browser_extensions(event: dict[str, Any], _settings: FilterSettings, _type: str) -> bool:
+def _browser_extensions(event: dict[str, Any], _options: FilterOptions, _type: str) -> bool:
     exceptions = _exceptions(event)
     if not exceptions:
         return False
@@ -141,7 +141,7 @@ def _browser_extensions(event: dict[str, Any], _settings: FilterSettings, _type:
     return False
 
 
-def _legacy_browsers(event: dict[str, Any], _settings: FilterSettings, _type: str) -> bool:
+def _legacy_browsers(event: dict[str, Any], _options: FilterOptions, _type: str) -> bool:
     agent = user_agent(event)
     if not agent:
         return False
@@ -156,21 +156,21 @@ def _legacy_browsers(event: dict[str, Any], _settings: FilterSettings, _type: st
     return newest_legacy is not None and int(browser.major) <= newest_legacy  # type: ignore[arg-type]  # isdigit above
 
 
-def _web_crawlers(event: dict[str, Any], _settings: FilterSettings, _type: str) -> bool:
+def _web_crawlers(event: dict[str, Any], _options: FilterOptions, _type: str) -> bool:
     agent = user_agent(event)
     return bool(agent) and known.WEB_CRAWLERS.search(agent) is not None
 
 
-def _health_checks(event: dict[str, Any], _settings: FilterSettings, item_type: str) -> bool:
+def _health_checks(event: dict[str, Any], _options: FilterOptions, item_type: str) -> bool:
     name = _text(event.get("transaction"))
     return item_type == "transaction" and bool(name) and any_matches(known.HEALTH_CHECKS, [name])
 
 
-def _react_hydration(event: dict[str, Any], _settings: FilterSettings, _type: str) -> bool:
+def _react_hydration(event: dict[str, Any], _options: FilterOptions, _type: str) -> bool:
     return any_matches(known.REACT_HYDRATION, [_text(e.get("value")) for e in _exceptions(event)])
 
 
-def _chunk_load(event: dict[str, Any], _settings: FilterSettings, _type: str) -> bool:
+def _chunk_load(event: dict[str, Any], _options: FilterOptions, _type: str) -> bool:
     return any(_both(kind, value, e) for e in _exceptions(event) for kind, value in known.CHUNK_LOAD)
 
 
@@ -178,7 +178,7 @@ def _both(kind: Glob, value: Glob, exception: dict[str, Any]) -> bool:
     return kind.matches(_text(exception.get("type"))) and value.matches(_text(exception.get("value")))
 
 
-Matcher = Callable[[dict[str, Any], FilterSettings, str], bool]
+Matcher = Callable[[dict[str, Any], FilterOptions, str], bool]
 MATCHERS: dict[str, Matcher] = {
     "client_ips": _client_ips, "releases": _releases, "error_messages": _error_messages, "localhost": _localhost,
     "browser_extensions": _browser_extensions, "legacy_browsers": _legacy_browsers, "web_crawlers": _web_crawlers,

@@ -12,7 +12,7 @@ import sqlalchemy
 from app.inbox.grouping import group
 from app.ingest.incoming import COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, Readable
 from app.ingest.log_writer import counts as counted
-from app.projects.settings_store import FILTERED
+from app.projects.options_store import FILTERED
 
 
 class Keys:

@@ -1,4 +1,4 @@
-"""Per-project quotas at ingest: past a project's events a minute or an hour (app/projects/quota_settings.py)
+"""Per-project quotas at ingest: past a project's events a minute or an hour (app/projects/quota_options.py)
 an envelope of error events is refused with 429, `Retry-After` (the seconds until the window that is
 full starts again) and Sentry's `X-Sentry-Rate-Limits`, which the SDKs honour: they send nothing of
 those categories until then. Nothing is stored of a refused envelope; nothing accepted before is touched.
@@ -36,8 +36,8 @@ from sqlalchemy import delete, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.inbox.tables import QUOTA_COUNTS as COUNTS
-from app.projects.quota_settings import QuotaSettings
-from app.projects.settings_store import CACHE_S, ProjectSettingsStore
+from app.projects.options_store import CACHE_S, ProjectOptionsStore
+from app.projects.quota_options import QuotaOptions
 from reflex_lookout.dsn import Dsn
 from reflex_lookout.protocol.asgi import Refused
 from reflex_lookout.protocol.ratelimits import category_of
@@ -119,9 +119,9 @@ class Quotas:
 
     def __init__(self, engine: sqlalchemy.Engine, clock: Callable[[], float] = time.time) -> None:
         self.counts = QuotaCounts(engine)
-        self.settings = ProjectSettingsStore(engine)
+        self.options = ProjectOptionsStore(engine)
         self.clock = clock
-        self._quotas: dict[int, tuple[float, QuotaSettings]] = {}  # project → (when read, its quotas)
+        self._quotas: dict[int, tuple[float, QuotaOptions]] = {}  # project → (when read, its quotas)
         self._windows: dict[tuple[int, int], Window] = {}  # (project, seconds) → its current window
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
@@ -140,11 +140,11 @@ class Quotas:
                 return  # made room by the sync another request waited for, or by this one
         raise self._refusal(project_id, limits, events)
 
-    async def _quotas_of(self, project_id: int) -> QuotaSettings:
+    async def _quotas_of(self, project_id: int) -> QuotaOptions:
         now = time.monotonic()
         found = self._quotas.get(project_id)
         if found is None or now - found[0] > CACHE_S:
-            found = self._quotas[project_id] = (now, await anyio.to_thread.run_sync(self.settings.quotas, project_id))
+            found = self._quotas[project_id] = (now, await anyio.to_thread.run_sync(self.options.quotas, project_id))
         return found[1]
 
     def _window(self, project_id: int, seconds: int) -> Window:

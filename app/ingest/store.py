@@ -15,7 +15,7 @@ The tunnel and the ingest endpoints filter and scrub an envelope before they wri
 (app/ingest/before_write.py; its header says so), and such a row is read as it is: a filtered item
 is there as its type and the filter's name. A row stored as received (by a Lookout before that
 change, or through `ingest_envelope`) is filtered and scrubbed as it is read (envelope_reader.py,
-reflex_lookout/scrubbing/, with the project's settings), and rewritten in the transaction that
+reflex_lookout/scrubbing/, with the project's options), and rewritten in the transaction that
 stores its contents when that changed an item: an item that cannot be scrubbed (not JSON the inbox
 reads), and an item an inbound filter dropped, keeps its type and nothing else. A row the inbox
 rejects keeps its reason and no body.
@@ -41,7 +41,7 @@ from app.ingest.envelope_writer import KEEP_BODY, write_envelope
 from app.ingest.incoming import Incoming, Ingested, Readable, UnknownProject, its_own_fault
 from app.ingest.issue_keys import Keys, keys_of
 from app.ingest.tag_counter import count_queued
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.options_store import ProjectOptionsStore
 from app.projects.tables import PROJECTS
 from app.sourcemaps.symbolicate import Symbolicator
 from reflex_lookout.dsn import Dsn
@@ -69,13 +69,13 @@ class InboxStore:
                  scrubbing_of: Callable[[int], ScrubbingSettings] | None = None) -> None:
         """`symbolicator`: maps browser stack frames to their original source before grouping
         (None: events are grouped as sent). `scrubbing_of(project_id)`: that project's scrubbing
-        settings (asked for any id: an unknown project's envelope is rejected, and its row keeps
+        options (asked for any id: an unknown project's envelope is rejected, and its row keeps
         its body only when the answer turns scrubbing off); by default the project's own, from its
-        settings page (app/projects/settings_store.py), which scrub unless turned off."""
+        settings page (app/projects/options_store.py), which scrub unless turned off."""
         self.engine = engine
         self.symbolicator = symbolicator
-        self.settings = ProjectSettingsStore(engine)  # each project's filters and scrubbing (cached briefly)
-        self.scrubbing_of = scrubbing_of or self.settings.scrubbing_of
+        self.options = ProjectOptionsStore(engine)  # each project's filters and scrubbing (cached briefly)
+        self.scrubbing_of = scrubbing_of or self.options.scrubbing_of
         self._projects: dict[tuple[int, str], int] = {}
 
     def ensure_project(self, dsn: Dsn, name: str = "Lookout") -> int:
@@ -202,7 +202,7 @@ class InboxStore:
         read: list[Readable | Exception] = []
         for incoming in batch:
             try:
-                read.append(read_envelope(incoming, self.project_for, self.scrubbing_of, self.settings,
+                read.append(read_envelope(incoming, self.project_for, self.scrubbing_of, self.options,
                                          self.symbolicator))
             except Exception as exc:
                 if not its_own_fault(exc):

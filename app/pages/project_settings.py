@@ -13,11 +13,11 @@ import reflex as rx
 from app import routes
 from app.components.forms import native_select, outcome, read_only
 from app.components.page import page_at
-from app.pages.project_settings_state import OPTIONS, SettingsState
-from app.projects.filter_settings import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
-from app.projects.quota_settings import LABELS as QUOTA_LABELS, MAXIMA
-from app.projects.settings_store import MAX_FIELD_CHARS, MAX_FIELDS
-from app.projects.sourcemap_settings import MAX_DEV_SERVERS, MAX_ORIGIN_CHARS
+from app.pages.project_settings_state import OPTIONS, ProjectOptionsState
+from app.projects.filter_options import LABELS, LISTS, MAX_ENTRIES, MAX_ENTRY_CHARS, SWITCHES
+from app.projects.options_store import MAX_FIELD_CHARS, MAX_FIELDS
+from app.projects.quota_options import LABELS as QUOTA_LABELS, MAXIMA
+from app.projects.sourcemap_options import MAX_DEV_SERVERS, MAX_ORIGIN_CHARS
 
 TITLE = "Settings · Lookout"
 OPTION_LABELS = {
@@ -42,19 +42,19 @@ def dashed(name: str) -> str:
 
 
 def dropped(name: str) -> rx.Component:
-    return rx.text(SettingsState.dropped[name].to_string(), " dropped", size="1", color_scheme="gray",
+    return rx.text(ProjectOptionsState.dropped[name].to_string(), " dropped", size="1", color_scheme="gray",
                    id=f"filter-dropped-{dashed(name)}")
 
 
 def switch(checked: rx.Var[bool], on_change: rx.EventHandler, label: str, element_id: str) -> rx.Component:
-    return rx.checkbox(label, checked=checked, on_change=on_change, disabled=~SettingsState.may_change, id=element_id)
+    return rx.checkbox(label, checked=checked, on_change=on_change, disabled=~ProjectOptionsState.may_change, id=element_id)
 
 
 def text_list(name: str, bound: str) -> rx.Component:
     return rx.vstack(
         rx.text(LIST_HINTS[name], size="2"),
-        rx.text_area(value=getattr(SettingsState, name), on_change=lambda text: SettingsState.set_text(name, text),
-                     read_only=~SettingsState.may_change, id=f"settings-{dashed(name)}", rows="3", width="100%"),
+        rx.text_area(value=getattr(ProjectOptionsState, name), on_change=lambda text: ProjectOptionsState.set_text(name, text),
+                     read_only=~ProjectOptionsState.may_change, id=f"settings-{dashed(name)}", rows="3", width="100%"),
         rx.text(bound, size="1", color_scheme="gray"),
         spacing="1", width="100%",
     )
@@ -63,12 +63,12 @@ def text_list(name: str, bound: str) -> rx.Component:
 def filters_form() -> rx.Component:
     bound = f"At most {MAX_ENTRIES} lines of {MAX_ENTRY_CHARS} characters."
     return rx.vstack(
-        *[rx.hstack(switch(SettingsState.filters[name], lambda on, name=name: SettingsState.set_filter(name, on),
+        *[rx.hstack(switch(ProjectOptionsState.filters[name], lambda on, name=name: ProjectOptionsState.set_filter(name, on),
                            LABELS[name], f"filter-{dashed(name)}"), dropped(name), align="center", spacing="3")
           for name in LABELS if name in SWITCHES],
         *[rx.vstack(text_list(name, bound), dropped(name), spacing="1", width="100%") for name in LISTS],
-        rx.cond(SettingsState.may_change, rx.button("Save the filters", on_click=SettingsState.save_filters,
-                                                    id="filters-save")),
+        rx.cond(ProjectOptionsState.may_change,
+                rx.button("Save the filters", on_click=ProjectOptionsState.save_filters, id="filters-save")),
         spacing="3", width="100%",
     )
 
@@ -76,11 +76,11 @@ def filters_form() -> rx.Component:
 def scrubbing_form() -> rx.Component:
     bound = f"At most {MAX_FIELDS} lines of {MAX_FIELD_CHARS} characters."
     return rx.vstack(
-        *[switch(SettingsState.options[name], lambda on, name=name: SettingsState.set_option(name, on),
+        *[switch(ProjectOptionsState.options[name], lambda on, name=name: ProjectOptionsState.set_option(name, on),
                  OPTION_LABELS[name], f"scrub-{dashed(name)}") for name in OPTIONS],
         text_list("sensitive_fields", bound), text_list("safe_fields", bound),
-        rx.cond(SettingsState.may_change, rx.button("Save the scrubbing options", on_click=SettingsState.save_scrubbing,
-                                                    id="scrubbing-save")),
+        rx.cond(ProjectOptionsState.may_change,
+                rx.button("Save the scrubbing options", on_click=ProjectOptionsState.save_scrubbing, id="scrubbing-save")),
         spacing="3", width="100%",
     )
 
@@ -92,13 +92,14 @@ def quotas_form() -> rx.Component:
                 "hour to end. 0: no limit.", size="2"),
         *[rx.hstack(
             rx.text(QUOTA_LABELS[name], size="2", width="10em"),
-            rx.input(value=getattr(SettingsState, name), on_change=lambda text, name=name: SettingsState.set_text(name, text),
-                     read_only=~SettingsState.may_change, id=f"quota-{dashed(name)}", input_mode="numeric", width="12em"),
+            rx.input(value=getattr(ProjectOptionsState, name),
+                     on_change=lambda text, name=name: ProjectOptionsState.set_text(name, text),
+                     read_only=~ProjectOptionsState.may_change, id=f"quota-{dashed(name)}", input_mode="numeric", width="12em"),
             rx.text(f"0 to {MAXIMA[name]:,}", size="1", color_scheme="gray"),
             align="center", spacing="3",
         ) for name in QUOTA_LABELS],
-        rx.cond(SettingsState.may_change, rx.button("Save the quotas", on_click=SettingsState.save_quotas,
-                                                    id="quotas-save")),
+        rx.cond(ProjectOptionsState.may_change,
+                rx.button("Save the quotas", on_click=ProjectOptionsState.save_quotas, id="quotas-save")),
         spacing="3", width="100%",
     )
 
@@ -106,20 +107,20 @@ def quotas_form() -> rx.Component:
 def sourcemaps_form() -> rx.Component:
     return rx.vstack(
         text_list("dev_servers", f"At most {MAX_DEV_SERVERS} lines of {MAX_ORIGIN_CHARS} characters."),
-        rx.cond(SettingsState.may_change, rx.button("Save the dev servers", on_click=SettingsState.save_sourcemaps,
-                                                    id="sourcemaps-save")),
+        rx.cond(ProjectOptionsState.may_change,
+                rx.button("Save the dev servers", on_click=ProjectOptionsState.save_sourcemaps, id="sourcemaps-save")),
         spacing="3", width="100%",
     )
 
 
-@page_at(routes.SETTINGS, TITLE, on_load=SettingsState.load, state=SettingsState, heading="Settings")
+@page_at(routes.SETTINGS, TITLE, on_load=ProjectOptionsState.load, state=ProjectOptionsState, heading="Settings")
 def page() -> rx.Component:
     return rx.vstack(
-        read_only(SettingsState, "You can see the projects' settings; only a maintainer can change them.",
+        read_only(ProjectOptionsState, "You can see the projects' settings; only a maintainer can change them.",
                   "settings-readonly"),
-        outcome(SettingsState, "settings-error", "settings-notice"),
-        rx.cond(SettingsState.projects.length() > 0, rx.vstack(
-            native_select(SettingsState.projects, SettingsState.project, SettingsState.choose_project,
+        outcome(ProjectOptionsState, "settings-error", "settings-notice"),
+        rx.cond(ProjectOptionsState.projects.length() > 0, rx.vstack(
+            native_select(ProjectOptionsState.projects, ProjectOptionsState.project, ProjectOptionsState.choose_project,
                           "settings-project"),
             rx.heading("Inbound filters", size="4"),
             rx.text("What they match is dropped at ingest, before anything of it is stored, and counted.",

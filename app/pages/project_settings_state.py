@@ -1,6 +1,6 @@
 """The /settings page's state: one project's inbound filters, PII scrubbing options, quotas and
-source-map settings (its dev servers), as an allowed client sees them and a maintainer edits them, and what each filter dropped
-(app/projects/settings_store.py).
+source-map options (its dev servers), as an allowed client sees them and a maintainer edits them, and what each filter dropped
+(app/projects/options_store.py).
 
 Every handler is a public endpoint (app/console/state.py): it reads through `_show()`, changes
 something only for `_maintainer()`, and takes each argument as possibly anything: a filter or option
@@ -18,11 +18,11 @@ import reflex as rx
 from app.console.form_state import FormState, choice_of, project_of
 from app.console.state import database, one_of
 from app.inbox.reading import InboxReader
-from app.projects.filter_settings import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterSettings, lines_of
-from app.projects.quota_settings import MAX_TYPED_CHARS, WINDOWS, QuotaSettings, number_of
+from app.projects.filter_options import LABELS, LISTS, MAX_LIST_CHARS, SWITCHES, FilterOptions, lines_of
+from app.projects.options_store import FIELD_LISTS, MAX_FIELD_CHARS, MAX_FIELDS, ProjectOptionsStore
+from app.projects.quota_options import MAX_TYPED_CHARS, WINDOWS, QuotaOptions, number_of
 from app.projects.registry import Projects
-from app.projects.settings_store import FIELD_LISTS, MAX_FIELD_CHARS, MAX_FIELDS, ProjectSettingsStore
-from app.projects.sourcemap_settings import MAX_TYPED_CHARS as MAX_ORIGINS_CHARS, SourceMapSettings, origins_of
+from app.projects.sourcemap_options import MAX_TYPED_CHARS as MAX_ORIGINS_CHARS, SourceMapOptions, origins_of
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 MAINTAINERS_ONLY = "Only a maintainer can change a project's settings."
@@ -35,17 +35,17 @@ TEXTS = {**dict.fromkeys(LISTS, MAX_LIST_CHARS), **dict.fromkeys(FIELD_LISTS, MA
 
 def fields_of(name: str, typed: str) -> tuple[str, ...]:
     """The field names of a scrubbing list as typed (one a line), or ValueError with a sentence (the
-    count and length bounds: app/projects/settings_store.py's `checked_scrubbing`)."""
+    count and length bounds: app/projects/options_store.py's `checked_scrubbing`)."""
     if len(typed) > MAX_FIELDS_CHARS:
         raise ValueError(f"The {FIELD_LISTS[name]}s are too long: at most {MAX_FIELDS} lines of {MAX_FIELD_CHARS} characters.")
     return tuple(line.strip() for line in typed.splitlines() if line.strip())
 
 
-class SettingsState(FormState, rx.State):
+class ProjectOptionsState(FormState, rx.State):
     maintainers_only = MAINTAINERS_ONLY
-    project: str = ""  # whose settings the page shows ("id · name")
-    read_for: str = ""  # whose settings the form holds ("": none yet)
-    filters: dict[str, bool] = {}  # each switch of FilterSettings
+    project: str = ""  # whose options the page shows ("id · name")
+    read_for: str = ""  # whose options the form holds ("": none yet)
+    filters: dict[str, bool] = {}  # each switch of FilterOptions
     options: dict[str, bool] = {}  # each switch of ScrubbingSettings
     # The lists, one entry a line, as shown or typed.
     error_messages: str = ""
@@ -53,10 +53,10 @@ class SettingsState(FormState, rx.State):
     client_ips: str = ""
     sensitive_fields: str = ""
     safe_fields: str = ""
-    # The quotas (QuotaSettings' fields) as shown or typed: a whole number, 0 for no limit.
+    # The quotas (QuotaOptions' fields) as shown or typed: a whole number, 0 for no limit.
     per_minute: str = ""
     per_hour: str = ""
-    dev_servers: str = ""  # SourceMapSettings' origins, one a line
+    dev_servers: str = ""  # SourceMapOptions' origins, one a line
     dropped: dict[str, int] = {}  # what each filter dropped, by filter name
 
     async def _read(self) -> None:
@@ -68,12 +68,12 @@ class SettingsState(FormState, rx.State):
         project_id = project_of(self.project)
         if project_id is None:
             return
-        store = ProjectSettingsStore(database())
+        store = ProjectOptionsStore(database())
         (filters, scrubbing), quotas, maps, dropped = await anyio.to_thread.run_sync(
             lambda: (store.read(project_id), store.quotas(project_id), store.sourcemaps(project_id),
                      InboxReader(database()).dropped(project_id)))
         self.dropped = {name: dropped.get(name, 0) for name in LABELS}
-        # A maintainer's form keeps what they typed until saved; a viewer sees the settings as stored.
+        # A maintainer's form keeps what they typed until saved; a viewer sees the options as stored.
         if self.read_for != self.project or not self.may_change:
             self._fill(filters, scrubbing)
             for name in WINDOWS:
@@ -81,7 +81,7 @@ class SettingsState(FormState, rx.State):
             self.dev_servers = "\n".join(maps.dev_servers)
             self.read_for = self.project
 
-    def _fill(self, filters: FilterSettings, scrubbing: ScrubbingSettings) -> None:
+    def _fill(self, filters: FilterOptions, scrubbing: ScrubbingSettings) -> None:
         self.filters = {name: getattr(filters, name) for name in SWITCHES}
         self.options = {name: getattr(scrubbing, name) for name in OPTIONS}
         for name in (*LISTS, *FIELD_LISTS):
@@ -89,12 +89,12 @@ class SettingsState(FormState, rx.State):
 
     @rx.event
     async def load(self):  # noqa: ANN201 (the watcher, as ConsoleState.load returns it)
-        self.read_for = ""  # a new visit shows the settings as stored
+        self.read_for = ""  # a new visit shows the options as stored
         return await FormState.load(self)
 
     @rx.event
     async def choose_project(self, choice: str) -> None:
-        """Any allowed client may pick whose settings it sees."""
+        """Any allowed client may pick whose options it sees."""
         if not self._admit():
             return
         self._forget()
@@ -122,9 +122,9 @@ class SettingsState(FormState, rx.State):
         switches = {name: self.filters.get(name) is True for name in SWITCHES}
         typed = {name: getattr(self, name) for name in LISTS}
 
-        def work(store: ProjectSettingsStore, project_id: int, by: str) -> None:
+        def work(store: ProjectOptionsStore, project_id: int, by: str) -> None:
             lists = {name: lines_of(name, text) for name, text in typed.items()}
-            store.set_filters(project_id, FilterSettings(**switches, **lists), by)
+            store.set_filters(project_id, FilterOptions(**switches, **lists), by)
 
         await self._save(work, "Inbound filters")
 
@@ -133,7 +133,7 @@ class SettingsState(FormState, rx.State):
         switches = {name: self.options.get(name) is True for name in OPTIONS}
         typed = {name: getattr(self, name) for name in FIELD_LISTS}
 
-        def work(store: ProjectSettingsStore, project_id: int, by: str) -> None:
+        def work(store: ProjectOptionsStore, project_id: int, by: str) -> None:
             lists = {name: fields_of(name, text) for name, text in typed.items()}
             store.set_scrubbing(project_id, ScrubbingSettings(**switches, **lists), by)
 
@@ -143,8 +143,8 @@ class SettingsState(FormState, rx.State):
     async def save_quotas(self) -> None:
         typed = {name: getattr(self, name) for name in WINDOWS}
 
-        def work(store: ProjectSettingsStore, project_id: int, by: str) -> None:
-            store.set_quotas(project_id, QuotaSettings(**{name: number_of(name, text) for name, text in typed.items()}), by)
+        def work(store: ProjectOptionsStore, project_id: int, by: str) -> None:
+            store.set_quotas(project_id, QuotaOptions(**{name: number_of(name, text) for name, text in typed.items()}), by)
 
         await self._save(work, "Quotas")
 
@@ -152,8 +152,8 @@ class SettingsState(FormState, rx.State):
     async def save_sourcemaps(self) -> None:
         typed = self.dev_servers
 
-        def work(store: ProjectSettingsStore, project_id: int, by: str) -> None:
-            store.set_sourcemaps(project_id, SourceMapSettings(dev_servers=origins_of(typed)), by)
+        def work(store: ProjectOptionsStore, project_id: int, by: str) -> None:
+            store.set_sourcemaps(project_id, SourceMapOptions(dev_servers=origins_of(typed)), by)
 
         await self._save(work, "Source maps")
 
@@ -163,12 +163,12 @@ class SettingsState(FormState, rx.State):
             self.error = NO_PROJECT
         return project_id
 
-    async def _save(self, work: Callable[[ProjectSettingsStore, int, str], None], what: str) -> None:
-        """A maintainer's change to the chosen project's settings, off the event loop (a list past its
+    async def _save(self, work: Callable[[ProjectOptionsStore, int, str], None], what: str) -> None:
+        """A maintainer's change to the chosen project's options, off the event loop (a list past its
         bound: a sentence in `error`, and the form keeps what was typed)."""
         if self._begin_change() is None or (project_id := self._chosen()) is None:
             return
-        by, store = self.viewer or "this machine", ProjectSettingsStore(database())
+        by, store = self.viewer or "this machine", ProjectOptionsStore(database())
         await self._change(lambda: work(store, project_id, by))
         if not self.error:
             self.notice = f"{what} saved for {self.project}."

@@ -8,7 +8,7 @@ random per install, unless LOOKOUT_LOCAL_DSN names one. More are added from the 
     .venv/bin/python -m app.projects.registry list [--host HOST:PORT]
 
 `--dev-server` (again for each) and `dev-servers` (none: the project has none) set the dev servers whose
-modules the project's browser frames are mapped with (app/projects/sourcemap_settings.py), as the
+modules the project's browser frames are mapped with (app/projects/sourcemap_options.py), as the
 settings page does: each on this machine (localhost, 127.0.0.1, [::1]; `checked_sourcemaps`).
 """
 
@@ -106,18 +106,18 @@ def main(argv: list[str] | None = None, engine: sqlalchemy.Engine | None = None)
     commands.add_parser("list", help="print every project's DSN")
     args = parser.parse_args(argv)
     from app import db
-    from app.projects.settings_store import ProjectSettingsStore, checked_sourcemaps
-    from app.projects.sourcemap_settings import SourceMapSettings
+    from app.projects.options_store import ProjectOptionsStore, checked_sourcemaps
+    from app.projects.sourcemap_options import SourceMapOptions
 
     engine = engine if engine is not None else db.migrated_engine()
     projects = Projects(engine)
     if args.command in ("add", "dev-servers"):
         try:  # the origins are checked before the project is made: a bad one makes nothing
-            maps = checked_sourcemaps(SourceMapSettings(tuple(args.dev_server if args.command == "add" else args.origins)))
+            maps = checked_sourcemaps(SourceMapOptions(tuple(args.dev_server if args.command == "add" else args.origins)))
             project = projects.add(args.name) if args.command == "add" else None
             project_id = args.project_id if project is None else project.id
             if maps.dev_servers or args.command == "dev-servers":
-                ProjectSettingsStore(engine).set_sourcemaps(project_id, maps, by="python -m app.projects.registry")
+                ProjectOptionsStore(engine).set_sourcemaps(project_id, maps, by="python -m app.projects.registry")
         except ValueError as exc:
             print(exc, file=sys.stderr)
             return 2

@@ -1,7 +1,7 @@
 """What kind of address an IP address is: `non_global_kind` names a non-global one ("a loopback
 address", "a private address", ...), judging an IPv6 address that carries an IPv4 one by the IPv4 one
 (`embedded`). The webhooks' outbound policy (app/alerts/outbound.py) and the dev servers' loopback
-rule (app/projects/sourcemap_settings.py) use it."""
+rule (app/projects/sourcemap_options.py) use it."""
 
 from __future__ import annotations
 

@@ -5,11 +5,11 @@ that a project lists.
 A frame names only a path: the module is read from this app's own dev server
 (`http://localhost:<frontend port>`, from Reflex's config), never from a host named in an event.
 Another app's dev server is read only for a project that lists its origin (`ModuleReader`, asked by
-app/sourcemaps/symbolicate.py; the setting: app/projects/sourcemap_settings.py), with the same bounds;
+app/sourcemaps/symbolicate.py; the option: app/projects/sourcemap_options.py), with the same bounds;
 its Python pages are the ones its modules declare (app/sourcemaps/declared_pages.py).
 Refused without a request: a URL or `//host/...`, a `.`/`..` segment, Vite's internal `/@...` paths,
 anything not named like a JavaScript module, and an origin not on loopback (`off_loopback`: a dev
-server runs on the developer's own machine; the settings refuse any other, and a row stored before
+server runs on the developer's own machine; the options refuse any other, and a row stored before
 that rule is refused here). Each read: a short deadline (`FETCH_DEADLINE_S`), at most
 `MAX_MODULE_BYTES`, no redirects, no proxy from the environment, a JavaScript `Content-Type`.
 
@@ -45,7 +45,7 @@ from urllib.parse import unquote, unquote_to_bytes
 
 import httpx
 
-from app.projects.sourcemap_settings import off_loopback
+from app.projects.sourcemap_options import off_loopback
 from app.sourcemaps.declared_pages import declared_pages
 from app.sourcemaps.maps import StoredMap
 from reflex_lookout.settings import MIB

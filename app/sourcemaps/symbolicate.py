@@ -11,7 +11,7 @@ that is JavaScript from a URL (`abs_path` or `filename` with an http, https, fil
   sentry-cli, app/sourcemaps/uploads.py; for the app's own project, its builds too), else the one
   served at the URL's path (scheme, host, query and fragment ignored) that has no other debug ID —
   for the app's own events only; else, when the URL's origin is one of the project's dev servers
-  (`dev_servers`, app/projects/sourcemap_settings.py), the inline map of the module that dev server
+  (`dev_servers`, app/projects/sourcemap_options.py), the inline map of the module that dev server
   serves at that path (app/sourcemaps/module_reader.py's `ModuleReader`, with its bounds: an origin
   the project does not list is never asked, one off loopback neither);
 - with symbolic's `SourceMapCache` (app/sourcemaps/map_cache.py keeps them parsed, bounded):
@@ -60,7 +60,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from app.ingest.incoming import its_own_fault
-from app.projects.sourcemap_settings import origin_of
+from app.projects.sourcemap_options import origin_of
 from app.settings import LOCAL_PROJECT_ID, SETTINGS
 from app.sourcemaps.event_budget import Budget, frame_error
 from app.sourcemaps.event_patch import FramesPatch, apply_stack, holders, mapped_spec

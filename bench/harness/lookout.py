@@ -21,8 +21,8 @@ def outbox_rows(db_path: Path) -> int:
 
 def local_inbox_database(db_path: Path, dsn: str) -> None:
     """A SQLite file as Lookout's backend leaves it before it serves in local mode: migrated, and the
-    embedded inbox's project for `dsn` made with its default settings (filters and scrubbing on), so
-    that the tunnel's before-write step (app/ingest/before_write.py) reads that project's settings."""
+    embedded inbox's project for `dsn` made with its default options (filters and scrubbing on), so
+    that the tunnel's before-write step (app/ingest/before_write.py) reads that project's options."""
     from app import db
     from app.ingest.store import InboxStore
     from reflex_lookout.dsn import Dsn

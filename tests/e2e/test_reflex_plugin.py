@@ -34,9 +34,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser
 
+from app.projects.options_store import ProjectOptionsStore
 from app.projects.registry import Projects
-from app.projects.settings_store import ProjectSettingsStore
-from app.projects.sourcemap_settings import SourceMapSettings
+from app.projects.sourcemap_options import SourceMapOptions
 from app.sourcemaps.tokens import Tokens
 from tests.e2e.other_reflex_app import (
     APP_NAME,
@@ -120,7 +120,7 @@ def run(request: pytest.FixtureRequest, built: tuple[Path, Path], lookout: Secon
            "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id)}
     server = OtherAppServer(root, venv, env, work / f"{mode}.log", dev=mode == "dev")
     if server.dev:  # its frames name Vite's modules: the project lists that dev server (design §7)
-        ProjectSettingsStore(lookout.engine).set_sourcemaps(project.id, SourceMapSettings(dev_servers=(server.url,)))
+        ProjectOptionsStore(lookout.engine).set_sourcemaps(project.id, SourceMapOptions(dev_servers=(server.url,)))
     try:
         with step(f"{mode}: reflex run until it answers"):
             server.start()

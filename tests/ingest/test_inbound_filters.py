@@ -13,12 +13,12 @@ import pytest
 import sentry_sdk
 
 from app.ingest.inbound_filters import dropped_by
-from app.projects.filter_settings import LABELS, FilterSettings
+from app.projects.filter_options import LABELS, FilterOptions
 from plugin_support.envelopes import SAMPLES
 from reflex_lookout.protocol import envelope
 from tests.factories import NO_FILTERS, error, sentry_sdk_envelopes
 
-DEFAULTS = FilterSettings()
+DEFAULTS = FilterOptions()
 OLD_FIREFOX = "glitchtip/dotnet_divide_zero.json"  # Firefox 76, a .NET page on http://localhost:5000/
 NEW_FIREFOX = "bugsink/uglifyjs-minified-sourcemaps-in-bundle.json"  # Firefox 135, release my-project-name@2.3.12
 FROM_LOOPBACK = "bugsink/logmessage-w-params.json"  # user.ip_address 127.0.0.1
@@ -29,7 +29,7 @@ def sample(name: str) -> dict[str, Any]:
     return json.loads((SAMPLES / name).read_text())
 
 
-def only(name: str, **values: object) -> FilterSettings:
+def only(name: str, **values: object) -> FilterOptions:
     """The filter `name` alone, on (a switch) or with `values` (a list)."""
     return dataclasses.replace(NO_FILTERS, **(values or {name: True}))
 
@@ -117,39 +117,39 @@ def test_localhost() -> None:
 
 
 def test_client_ips() -> None:
-    settings = only("client_ips", client_ips=("198.51.100.9", "203.0.113.0/24", "2001:db8::/32"))
-    assert dropped_by("event", sample(SHOP), settings) == "client_ips"
-    assert dropped_by("event", {"user": {"ip_address": "2001:db8::5"}}, settings) == "client_ips"
+    options = only("client_ips", client_ips=("198.51.100.9", "203.0.113.0/24", "2001:db8::/32"))
+    assert dropped_by("event", sample(SHOP), options) == "client_ips"
+    assert dropped_by("event", {"user": {"ip_address": "2001:db8::5"}}, options) == "client_ips"
     for event in (sample(FROM_LOOPBACK), sample(NEW_FIREFOX), {"user": {"ip_address": "203.0.114.1"}}):
-        assert dropped_by("event", event, settings) is None
+        assert dropped_by("event", event, options) is None
 
 
 def test_releases() -> None:
-    settings = only("releases", releases=("VISUALSHOTS@2026.*", "my-project-name@2.3.1"))
-    assert dropped_by("event", sample(SHOP), settings) == "releases"
-    assert dropped_by("event", sample(NEW_FIREFOX), settings) is None  # 2.3.12: a glob matches the whole release
+    options = only("releases", releases=("VISUALSHOTS@2026.*", "my-project-name@2.3.1"))
+    assert dropped_by("event", sample(SHOP), options) == "releases"
+    assert dropped_by("event", sample(NEW_FIREFOX), options) is None  # 2.3.12: a glob matches the whole release
 
 
 def test_error_messages() -> None:
-    settings = only("error_messages", error_messages=("*by zero", "TiktokBusinessException: *", "Error during cleanup*"))
+    options = only("error_messages", error_messages=("*by zero", "TiktokBusinessException: *", "Error during cleanup*"))
     for name in ("sentry/java-minimal.json", "bugsink/top-level-message.json", FROM_LOOPBACK):  # type: value; message
-        assert dropped_by("event", sample(name), settings) == "error_messages", name
-    assert dropped_by("event", sample(NEW_FIREFOX), settings) is None
-    assert dropped_by("event", {"message": "error during CLEANUP of x"}, settings) == "error_messages"
+        assert dropped_by("event", sample(name), options) == "error_messages", name
+    assert dropped_by("event", sample(NEW_FIREFOX), options) is None
+    assert dropped_by("event", {"message": "error during CLEANUP of x"}, options) == "error_messages"
 
 
 def test_error_messages_read_every_exception_of_a_chain_up_to_twenty() -> None:
     """A chained error (the SDKs send the cause first, the raised one last) is dropped when any of its
     first 20 exceptions matches, the outer one too, as Relay's filter reads them all (issue 36, 11)."""
-    settings = only("error_messages", error_messages=("TimeoutError: upstream*",))
+    options = only("error_messages", error_messages=("TimeoutError: upstream*",))
     chain = [{"type": "KeyError", "value": "'cart'"}, {"type": "ValueError", "value": "bad cart"},
              {"type": "TimeoutError", "value": "upstream took 30 s"}]
-    assert dropped_by("event", {"exception": {"values": chain}}, settings) == "error_messages"
-    assert dropped_by("event", {"exception": {"values": chain[:2]}}, settings) is None
-    assert dropped_by("event", {"exception": {"values": [chain[2], *chain[:2]]}}, settings) == "error_messages"  # the first
+    assert dropped_by("event", {"exception": {"values": chain}}, options) == "error_messages"
+    assert dropped_by("event", {"exception": {"values": chain[:2]}}, options) is None
+    assert dropped_by("event", {"exception": {"values": [chain[2], *chain[:2]]}}, options) == "error_messages"  # the first
     padded = [{"type": "KeyError", "value": str(n)} for n in range(19)]
-    assert dropped_by("event", {"exception": {"values": [*padded, chain[2]]}}, settings) == "error_messages"  # the 20th
-    assert dropped_by("event", {"exception": {"values": [*padded, chain[0], chain[2]]}}, settings) is None  # the 21st
+    assert dropped_by("event", {"exception": {"values": [*padded, chain[2]]}}, options) == "error_messages"  # the 20th
+    assert dropped_by("event", {"exception": {"values": [*padded, chain[0], chain[2]]}}, options) is None  # the 21st
 
 
 def test_health_check_transactions_from_the_real_sentry_sdk() -> None:
@@ -185,7 +185,7 @@ def test_chunk_load_errors() -> None:
 
 def test_the_first_filter_in_relays_order_counts_and_other_items_are_never_filtered() -> None:
     event = {**sample(SHOP), "request": {"headers": {"User-Agent": "Googlebot"}}}
-    everything = dataclasses.replace(FilterSettings(), localhost=True, client_ips=("203.0.113.42",))
+    everything = dataclasses.replace(FilterOptions(), localhost=True, client_ips=("203.0.113.42",))
     assert dropped_by("event", event, everything) == "client_ips" == next(iter(LABELS))
     assert dropped_by("event", event, dataclasses.replace(everything, client_ips=())) == "web_crawlers"
     for item_type in ("log", "feedback", "session", "attachment"):
@@ -196,7 +196,7 @@ def test_an_event_of_any_shape_is_matched_without_an_error() -> None:
     shapes: list[dict[str, Any]] = [{}, {"exception": None}, {"exception": [{"value": 3}]}, {"exception": {"values": "x"}},
                                     {"user": "me", "request": [1]}, {"message": {"formatted": None}}, {"release": 1.5}]
     switches = {name: True for name in ("localhost", "health_checks", "react_hydration", "chunk_load")}
-    everything = dataclasses.replace(FilterSettings(), **switches, error_messages=("*",), releases=("*",),
+    everything = dataclasses.replace(FilterOptions(), **switches, error_messages=("*",), releases=("*",),
                                      client_ips=("0.0.0.0/0",))
     for event in shapes:
         before = copy.deepcopy(event)

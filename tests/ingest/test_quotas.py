@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from app.inbox.tables import QUOTA_COUNTS
 from app.ingest.quotas import SHARE, Quotas, events_in
-from app.projects.quota_settings import QuotaSettings
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.options_store import ProjectOptionsStore
+from app.projects.quota_options import QuotaOptions
 from reflex_lookout.protocol.asgi import Refused
 from tests.environment import LOCAL_DSN
 from tests.ingest.helpers import Clock, sqlite_inbox
@@ -25,7 +25,7 @@ EVENT = ["event"]
 
 
 def limited(engine: sqlalchemy.Engine, per_minute: int = 0, per_hour: int = 0) -> None:
-    ProjectSettingsStore(engine).set_quotas(1, QuotaSettings(per_minute, per_hour))
+    ProjectOptionsStore(engine).set_quotas(1, QuotaOptions(per_minute, per_hour))
 
 
 async def admitted(quotas: Quotas, times: int, items: list[str] = EVENT) -> int:

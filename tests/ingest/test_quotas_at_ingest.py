@@ -19,8 +19,8 @@ from app.ingest.endpoints import Ingest
 from app.ingest.quotas import Quotas
 from app.ingest.security_reports import SecurityReports
 from app.ingest.store import InboxStore
-from app.projects.quota_settings import QuotaSettings
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.options_store import ProjectOptionsStore
+from app.projects.quota_options import QuotaOptions
 from app.settings import Settings
 from plugin_support.envelopes import build
 from reflex_lookout.dsn import Dsn
@@ -42,7 +42,7 @@ RATE_LIMITS = "50:error;default;security:project:project_quota"
 async def ingest(tmp_path: Path) -> AsyncIterator[Ingest]:
     """The endpoints and the tunnel in local mode, project 1 limited to 2 events a minute, 10 s into a minute."""
     engine = sqlite_inbox(tmp_path)
-    ProjectSettingsStore(engine).set_quotas(1, QuotaSettings(per_minute=2))
+    ProjectOptionsStore(engine).set_quotas(1, QuotaOptions(per_minute=2))
     settings = Settings.from_env({})
     settings.settle_local_dsn(Dsn.parse(LOCAL_DSN))
     tunnel = Tunnel(settings, OutboxStore(engine), RateLimits(), TunnelStats())

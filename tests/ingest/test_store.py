@@ -11,7 +11,7 @@ import sentry_sdk.logger
 
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.options_store import ProjectOptionsStore
 from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES, build
 from reflex_lookout.dsn import Dsn
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
@@ -22,7 +22,7 @@ from tests.factories import NO_FILTERS, error, event_envelope, query, sentry_sdk
 def test_every_sample_is_kept_with_its_title(inbox: InboxStore) -> None:
     # With no inbound filter on: by default, two samples' old Firefox is a legacy browser's
     # (tests/ingest/test_inbound_filters.py).
-    ProjectSettingsStore(inbox.engine).set_filters(1, NO_FILTERS)
+    ProjectOptionsStore(inbox.engine).set_filters(1, NO_FILTERS)
     for path in SAMPLE_PATHS:
         result = inbox.ingest_envelope(event_envelope(json.loads(path.read_text())))
         assert result.events + result.duplicates == 1, path.relative_to(SAMPLES)

@@ -12,8 +12,8 @@ import sentry_sdk
 
 from app.inbox.reading import InboxReader
 from app.ingest.store import InboxStore
-from app.projects.filter_settings import FilterSettings
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.filter_options import FilterOptions
+from app.projects.options_store import ProjectOptionsStore
 from plugin_support.envelopes import build
 from reflex_lookout.outbox import OutboxStore
 from tests.environment import LOCAL_DSN
@@ -27,8 +27,8 @@ def stored(inbox: InboxStore) -> dict[str, int]:
 
 
 def test_a_filtered_event_is_never_stored_and_is_counted(inbox: InboxStore) -> None:
-    filters = dataclasses.replace(FilterSettings(), releases=("*-canary",), health_checks=True)
-    ProjectSettingsStore(inbox.engine).set_filters(1, filters, by="max")
+    filters = dataclasses.replace(FilterOptions(), releases=("*-canary",), health_checks=True)
+    ProjectOptionsStore(inbox.engine).set_filters(1, filters, by="max")
     with sentry_sdk_envelopes(release="2.0.0-canary", traces_sample_rate=1.0) as dropped:
         sentry_sdk.capture_exception(ValueError("only in the canary"))
         with sentry_sdk.start_transaction(name="GET /healthz"):

@@ -31,7 +31,7 @@ from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.ingest.user_agent import fill_from_user_agent
-from app.projects.settings_store import ProjectSettingsStore
+from app.projects.options_store import ProjectOptionsStore
 from plugin_support.envelopes import SAMPLE_PATHS, build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import encodings, envelope
@@ -46,9 +46,9 @@ pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 CARD = "4111 1111 1111 1111"
 USER_IP = "198.51.100.23"
-# The project's settings in these tests: Sentry's defaults, the IP addresses too, one more sensitive
+# The project's scrubbing options in these tests: Sentry's defaults, the IP addresses too, one more sensitive
 # field and one safe field (named like a credential, so the defaults alone would scrub it).
-SETTINGS = ScrubbingSettings(scrub_ip_addresses=True, sensitive_fields=("favourite_colour",), safe_fields=("order_token",))
+SCRUBBING = ScrubbingSettings(scrub_ip_addresses=True, sensitive_fields=("favourite_colour",), safe_fields=("order_token",))
 SDK_SECRETS = ["hunter2-in-the-body", "hunter2-in-a-header", "bearer-tok-in-the-auth-header", "qs-tok-in-the-query",
                "cookie-sess-in-a-cookie", CARD, USER_IP, "teal-is-sensitive-here"]
 KEPT = ["gift wrap please", "order-token-is-safe", "ValueError", "payment refused"]
@@ -139,7 +139,7 @@ def feed(ingest: Ingest) -> None:
 
 @pytest.mark.anyio
 async def test_the_real_sdk_reports_a_request_and_no_secret_is_in_the_database_file(ingest: Ingest, sentry_init) -> None:
-    ingest.inbox.scrubbing_of = lambda project_id: SETTINGS
+    ingest.inbox.scrubbing_of = lambda project_id: SCRUBBING
     message_id, error_id = await report_a_failed_checkout(ingest, sentry_init)
     # Answered: what was written is the scrubbed envelopes alone, in the rows and anywhere in the files.
     bodies = outbox_bodies(ingest.inbox.engine)
@@ -296,7 +296,7 @@ def test_every_sample_is_kept_scrubbed_with_its_secret_in_no_row(inbox: InboxSto
     """The sample events, each with a secret of its own added, through the outbox and the feeder
     (the inbound filters off: two samples come from browsers the legacy-browser filter drops). The
     rows are inserted raw: the rewritten rows and the inbox hold no secret, the files do (see above)."""
-    ProjectSettingsStore(inbox.engine).set_filters(1, NO_FILTERS)
+    ProjectOptionsStore(inbox.engine).set_filters(1, NO_FILTERS)
     outbox = OutboxStore(inbox.engine)
     samples = []
     for number, path in enumerate(SAMPLE_PATHS):

@@ -15,9 +15,9 @@ from app.inbox.reading import InboxReader
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
 from app.presentation.stack import stack_rows
+from app.projects.options_store import ProjectOptionsStore
 from app.projects.registry import Projects
-from app.projects.settings_store import ProjectSettingsStore
-from app.projects.sourcemap_settings import SourceMapSettings
+from app.projects.sourcemap_options import SourceMapOptions
 from app.sourcemaps.library import MapLibrary, import_bundle
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.own_build import SENTRY_CLI
@@ -182,15 +182,15 @@ def test_an_event_over_its_budget_is_stored_with_why_and_the_feeder_maps_the_nex
 
 def test_another_app_in_dev_mode_is_mapped_only_for_the_project_that_lists_its_dev_server(
         engine: sqlalchemy.Engine, tmp_path: Path) -> None:
-    """The project's setting, as its settings page stores it, reaches symbolication; a project without
+    """The project's option, as its settings page stores it, reaches symbolication; a project without
     it maps nothing new, and its event makes no request. A real dev server on loopback."""
     inbox = InboxStore(engine, Symbolicator(MapLibrary(engine)))
     inbox.ensure_project(Dsn.parse(LOCAL_DSN))
-    listing, other = Projects(engine).add("shop (dev)"), Projects(engine).add("shop (no setting)")
+    listing, other = Projects(engine).add("shop (dev)"), Projects(engine).add("shop (no option)")
     module = other_app_module(tmp_path)
     with recording_server() as server:
         server.routes[OTHER_ROUTE] = Route(body=module)
-        ProjectSettingsStore(engine).set_sourcemaps(listing.id, SourceMapSettings(dev_servers=(server.origin + "/",)))
+        ProjectOptionsStore(engine).set_sourcemaps(listing.id, SourceMapOptions(dev_servers=(server.origin + "/",)))
         mapped, unmapped = other_app_event(module, server.origin), other_app_event(module, server.origin)
         inbox.ingest_envelope(event_envelope(unmapped, other.dsn("localhost")))
         assert server.paths == []

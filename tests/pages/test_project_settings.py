@@ -4,7 +4,7 @@ filter and option has its control and its element id."""
 from __future__ import annotations
 
 from app.pages import project_settings
-from app.projects.filter_settings import LABELS
+from app.projects.filter_options import LABELS
 
 
 def test_the_page_renders_every_string_from_outside_as_text_and_has_every_control() -> None:

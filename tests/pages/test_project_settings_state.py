@@ -1,5 +1,5 @@
 """The /settings page's handlers as any websocket client could call them, on a real SQLite file: a
-client elsewhere is refused and sees nothing, a viewer sees the settings and counts and changes
+client elsewhere is refused and sees nothing, a viewer sees the options and counts and changes
 nothing, a maintainer changes the filters, the scrubbing options and the quotas; a list past its
 bound, a bad address or a quota that is no whole number in bounds gets a sentence and stores nothing;
 hostile arguments are ignored, never a crash."""
@@ -19,13 +19,13 @@ from app.console import state as console
 from app.console.state import REFUSED
 from app.inbox.tables import COUNTS
 from app.ingest.store import InboxStore
-from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, SettingsState
-from app.projects.filter_settings import LABELS, FilterSettings
-from app.projects.quota_settings import QuotaSettings
+from app.pages.project_settings_state import MAINTAINERS_ONLY, NO_PROJECT, ProjectOptionsState
+from app.projects.filter_options import LABELS, FilterOptions
+from app.projects.options_store import FILTERED, ProjectOptionsStore
+from app.projects.quota_options import QuotaOptions
 from app.projects.registry import Projects
-from app.projects.settings_store import FILTERED, ProjectSettingsStore
-from app.projects.sourcemap_settings import SourceMapSettings
-from app.projects.tables import PROJECT_SETTINGS
+from app.projects.sourcemap_options import SourceMapOptions
+from app.projects.tables import PROJECT_OPTIONS
 from reflex_lookout.dsn import Dsn
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.console import clients
@@ -40,7 +40,7 @@ HOSTILE: list[object] = ["", "x" * 1_000_000, None, True, -1, 2**70, 3.5, [1], {
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalchemy.Engine]:
     """Projects 1 and 2 "<b>Billing</b>" (whose web-crawler filter dropped 7 events), a viewer and a
     maintainer signed in from elsewhere; the page reads through `console.database()`."""
-    eng = db.engine(f"sqlite:///{tmp_path / 'settings.db'}")
+    eng = db.engine(f"sqlite:///{tmp_path / 'options.db'}")
     db.migrate(eng)
     console.use_database(eng)  # the pages' database (app/console/state.py), until the test ends
     InboxStore(eng).ensure_project(Dsn.parse(LOCAL_DSN))
@@ -52,16 +52,16 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlalche
     console.use_database(None)
 
 
-def opened(who: dict[str, object]) -> SettingsState:
-    return clients.opened(SettingsState, who, "/settings")  # type: ignore[return-value]  # a SettingsState
+def opened(who: dict[str, object]) -> ProjectOptionsState:
+    return clients.opened(ProjectOptionsState, who, "/settings")  # type: ignore[return-value]  # a ProjectOptionsState
 
 
 def stored(engine: sqlalchemy.Engine) -> list:
     with engine.connect() as connection:
-        return connection.execute(select(PROJECT_SETTINGS)).all()
+        return connection.execute(select(PROJECT_OPTIONS)).all()
 
 
-def every_change(state: SettingsState) -> None:
+def every_change(state: ProjectOptionsState) -> None:
     """Every handler that changes something, with arguments that would work for a maintainer."""
     call(state, "choose_project", BILLING)
     call(state, "set_filter", "localhost", True)
@@ -84,10 +84,10 @@ def test_a_client_elsewhere_is_refused_sees_nothing_and_changes_nothing(engine: 
     assert stored(engine) == []
 
 
-def test_a_viewer_sees_the_settings_and_counts_read_only_and_changes_nothing(engine: sqlalchemy.Engine) -> None:
+def test_a_viewer_sees_the_options_and_counts_read_only_and_changes_nothing(engine: sqlalchemy.Engine) -> None:
     state = opened(signed_in(engine, "vera", "viewer"))
     assert (state.refused, state.read, state.may_change, state.projects) == ("", True, False, ["1 · Lookout", BILLING])
-    assert state.filters == {name: value for name, value in dataclasses.asdict(FilterSettings()).items() if name in state.filters}
+    assert state.filters == {name: value for name, value in dataclasses.asdict(FilterOptions()).items() if name in state.filters}
     assert state.filters["browser_extensions"] and not state.filters["localhost"] and state.options["scrub_data"]
     call(state, "choose_project", BILLING)  # anyone allowed may look at another project
     assert state.project == BILLING and state.dropped == {**dict.fromkeys(LABELS, 0), "web_crawlers": 7}
@@ -116,26 +116,26 @@ def test_a_maintainer_changes_the_filters_and_the_scrubbing_options(engine: sqla
     call(state, "set_text", "sensitive_fields", "ssn\ntax_id")
     call(state, "save_scrubbing")
     assert state.notice == f"Data scrubbing saved for {BILLING}."
-    assert ProjectSettingsStore(engine).read(2) == (
-        dataclasses.replace(FilterSettings(), localhost=True, legacy_browsers=False, releases=("*-dev", "1.0.?"),
+    assert ProjectOptionsStore(engine).read(2) == (
+        dataclasses.replace(FilterOptions(), localhost=True, legacy_browsers=False, releases=("*-dev", "1.0.?"),
                             client_ips=("10.0.0.0/8",)),
         ScrubbingSettings(scrub_defaults=False, scrub_ip_addresses=True, sensitive_fields=("ssn", "tax_id")))
-    assert ProjectSettingsStore(engine).read(1) == (FilterSettings(), ScrubbingSettings())  # the other project's
+    assert ProjectOptionsStore(engine).read(1) == (FilterOptions(), ScrubbingSettings())  # the other project's
     assert (state.per_minute, state.per_hour) == ("0", "0")  # no limit, as a new project has
     call(state, "set_text", "per_minute", " 1,000 ")
     call(state, "set_text", "per_hour", "50000")
     call(state, "save_quotas")
     assert (state.error, state.notice, state.per_minute) == ("", f"Quotas saved for {BILLING}.", "1000")
-    assert ProjectSettingsStore(engine).quotas(2) == QuotaSettings(per_minute=1000, per_hour=50_000)
-    assert ProjectSettingsStore(engine).read(2)[0].localhost  # the other parts stay as they were
+    assert ProjectOptionsStore(engine).quotas(2) == QuotaOptions(per_minute=1000, per_hour=50_000)
+    assert ProjectOptionsStore(engine).read(2)[0].localhost  # the other parts stay as they were
     call(state, "set_text", "dev_servers", "HTTP://127.0.0.1:3000/\n\nhttp://[::1]:5173")
     call(state, "save_sourcemaps")
     assert (state.error, state.notice) == ("", f"Source maps saved for {BILLING}.")
     assert state.dev_servers == "http://127.0.0.1:3000\nhttp://[::1]:5173"  # read back as stored
-    assert ProjectSettingsStore(engine).sourcemaps(2) == SourceMapSettings(("http://127.0.0.1:3000", "http://[::1]:5173"))
-    assert ProjectSettingsStore(engine).quotas(2) == QuotaSettings(per_minute=1000, per_hour=50_000)
+    assert ProjectOptionsStore(engine).sourcemaps(2) == SourceMapOptions(("http://127.0.0.1:3000", "http://[::1]:5173"))
+    assert ProjectOptionsStore(engine).quotas(2) == QuotaOptions(per_minute=1000, per_hour=50_000)
     with engine.connect() as connection:
-        assert connection.execute(select(PROJECT_SETTINGS.c.updated_by)).scalars().all() == ["max (maintainer)"]
+        assert connection.execute(select(PROJECT_OPTIONS.c.updated_by)).scalars().all() == ["max (maintainer)"]
 
 
 @pytest.mark.parametrize(("name", "typed", "sentence"), [
@@ -192,4 +192,4 @@ def test_hostile_arguments_are_ignored(engine: sqlalchemy.Engine) -> None:
     for value in HOSTILE:  # anything but a string types nothing: no limit; a long string, a sentence
         call(state, "set_text", "per_minute", value)
         call(state, "save_quotas")
-        assert ProjectSettingsStore(engine).quotas(1) == QuotaSettings()
+        assert ProjectOptionsStore(engine).quotas(1) == QuotaOptions()

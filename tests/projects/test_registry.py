@@ -19,9 +19,9 @@ from app.ingest.feeder import InboxFeeder
 from app.ingest.incoming import UnknownProject
 from app.ingest.store import InboxStore
 from app.projects import registry as module
+from app.projects.options_store import ProjectOptionsStore
 from app.projects.registry import Project, Projects, settle_local_dsn
-from app.projects.settings_store import ProjectSettingsStore
-from app.projects.sourcemap_settings import SourceMapSettings
+from app.projects.sourcemap_options import SourceMapOptions
 from app.settings import Settings
 from plugin_support.envelopes import error_event
 from reflex_lookout.dsn import Dsn
@@ -64,14 +64,14 @@ def test_the_cli_gives_a_project_its_dev_servers(engine: sqlalchemy.Engine, caps
     assert module.main(added, engine) == 0
     [project] = Projects(engine).all()
     assert capsys.readouterr().out.strip() == project.dsn("localhost:3000")
-    assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ("http://127.0.0.1:3000", "http://[::1]:3000")
+    assert ProjectOptionsStore(engine).sourcemaps(project.id).dev_servers == ("http://127.0.0.1:3000", "http://[::1]:3000")
     assert module.main(["add", "Bad", "--dev-server", "http://127.0.0.1:3000/app"], engine) == 2  # made nothing
     assert "The dev server on line 1 ('http://127.0.0.1:3000/app') must be an origin" in capsys.readouterr().err
     assert [p.name for p in Projects(engine).all()] == ["Shop (dev)"]
     assert module.main(["dev-servers", str(project.id), "http://localhost:5173"], engine) == 0
-    assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ("http://localhost:5173",)
+    assert ProjectOptionsStore(engine).sourcemaps(project.id).dev_servers == ("http://localhost:5173",)
     assert module.main(["dev-servers", str(project.id)], engine) == 0  # none: it has none
-    assert ProjectSettingsStore(engine).sourcemaps(project.id).dev_servers == ()
+    assert ProjectOptionsStore(engine).sourcemaps(project.id).dev_servers == ()
     assert module.main(["dev-servers", "99", "http://localhost:5173"], engine) == 2
     assert capsys.readouterr().err.strip() == "There is no project 99."
 
@@ -79,7 +79,7 @@ def test_the_cli_gives_a_project_its_dev_servers(engine: sqlalchemy.Engine, caps
 OFF_LOOPBACK = "a dev server must be on this machine, at localhost, 127.0.0.1 or [::1] (loopback)."
 
 
-def test_a_dev_server_off_this_machine_is_refused_by_the_cli_and_the_settings_store(
+def test_a_dev_server_off_this_machine_is_refused_by_the_cli_and_the_options_store(
         engine: sqlalchemy.Engine, capsys) -> None:
     """Anyone with a project's DSN makes ingest ask its dev servers for paths: never another host's."""
     added = ["add", "Shop", "--dev-server", "http://127.0.0.1:3000", "--dev-server", "http://10.0.0.5:3000"]
@@ -91,12 +91,12 @@ def test_a_dev_server_off_this_machine_is_refused_by_the_cli_and_the_settings_st
     assert module.main(["dev-servers", str(project.id), "http://169.254.169.254"], engine) == 2
     assert capsys.readouterr().err.strip() == (
         f"The dev server on line 1 ('http://169.254.169.254') is on the cloud metadata address: {OFF_LOOPBACK}")
-    store = ProjectSettingsStore(engine)  # the settings page's way (app/pages/project_settings_state.py)
+    store = ProjectOptionsStore(engine)  # the settings page's way (app/pages/project_settings_state.py)
     with pytest.raises(ValueError) as refused:
-        store.set_sourcemaps(project.id, SourceMapSettings(("http://localhost:5173", "http://devbox.internal:5173")))
+        store.set_sourcemaps(project.id, SourceMapOptions(("http://localhost:5173", "http://devbox.internal:5173")))
     assert str(refused.value) == (
         f"The dev server on line 2 ('http://devbox.internal:5173') is on a host other than localhost: {OFF_LOOPBACK}")
-    assert store.sourcemaps(project.id) == SourceMapSettings()  # nothing stored
+    assert store.sourcemaps(project.id) == SourceMapOptions()  # nothing stored
     assert module.main(["dev-servers", str(project.id), "http://localhost:5173", "http://[::1]:5173"], engine) == 0
 
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from symbolic.sourcemapcache import SourceMapCache
 
-from app.projects.sourcemap_settings import off_loopback
+from app.projects.sourcemap_options import off_loopback
 from app.sourcemaps.dev_modules import DevModules, FirstFound, with_dev_server
 from app.sourcemaps.maps import StoredMap
 from app.sourcemaps.module_reader import ModuleReader, NotRead, inline_map, module_path

@@ -18,9 +18,9 @@ import pytest
 from app import db
 from app.ingest.feeder import InboxFeeder
 from app.ingest.store import InboxStore
+from app.projects.options_store import ProjectOptionsStore
 from app.projects.registry import Projects
-from app.projects.settings_store import ProjectSettingsStore
-from app.projects.sourcemap_settings import SourceMapSettings
+from app.projects.sourcemap_options import SourceMapOptions
 from app.sourcemaps.dev_modules import DevModules, FirstFound
 from app.sourcemaps.library import MapLibrary
 from app.sourcemaps.maps import StoredMap
@@ -118,7 +118,7 @@ def test_a_listed_dev_server_without_that_module_says_so(module: bytes, server: 
 
 
 def test_the_origin_is_compared_in_one_spelling(module: bytes, server: Recorder) -> None:
-    """The setting stores `origin_of`'s spelling; a frame's URL is compared in the same one."""
+    """The option stores `origin_of`'s spelling; a frame's URL is compared in the same one."""
     event = other_app_event(module, server.origin.replace("http://", "HTTP://"))
     assert symbolicated(event, (server.origin,))
     assert thrower(event)["filename"] == ".web/app/routes/_index.jsx"
@@ -240,7 +240,7 @@ def test_a_path_that_failed_is_not_read_again_within_the_miss_window(server: Rec
 
 
 def test_the_feeder_waits_for_a_stuck_dev_server_its_budget_per_event_at_most(server: Recorder, tmp_path: Path) -> None:
-    """The project's setting as stored, the real feeder over real outbox rows: five events naming
+    """The project's option as stored, the real feeder over real outbox rows: five events naming
     twenty new paths each on a dev server that never answers."""
     server.other = STUCK
     engine = db.engine(f"sqlite:///{tmp_path / 'inbox.db'}")
@@ -248,7 +248,7 @@ def test_the_feeder_waits_for_a_stuck_dev_server_its_budget_per_event_at_most(se
     inbox = InboxStore(engine, Symbolicator(MapLibrary(engine), modules=ModuleReader(deadline_s=3.0), max_wait_ms=200))
     inbox.ensure_project(Dsn.parse(LOCAL_DSN))
     project = Projects(engine).add("shop (dev)")
-    ProjectSettingsStore(engine).set_sourcemaps(project.id, SourceMapSettings(dev_servers=(server.origin,)))
+    ProjectOptionsStore(engine).set_sourcemaps(project.id, SourceMapOptions(dev_servers=(server.origin,)))
     outbox = OutboxStore(engine)
     dsn = project.dsn("localhost")
     outbox.add_many([local_row(event_envelope(naming_new_paths(server.origin, f"e{n}", 20), dsn), dsn) for n in range(5)])

@@ -4,7 +4,7 @@ anything is stored (app/ingest/inbound_filters.py): which filters are on, and th
 
 The lists come from people, so they are bounded here, once: at most MAX_ENTRIES entries of at most
 MAX_ENTRY_CHARS characters each; a list that breaks a bound, or an address that is none, is refused
-with a sentence naming the entry (`lines_of`, `FilterSettings.checked`)."""
+with a sentence naming the entry (`lines_of`, `FilterOptions.checked`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ LIST_NAMES = {"error_messages": "error-message glob", "releases": "release glob"
 
 
 @dataclass(frozen=True)
-class FilterSettings:
+class FilterOptions:
     """A project's inbound filters; a new project has Sentry's defaults: browser extensions, web
     crawlers and legacy browsers on, the rest off, no lists. A list filter is on when its list is
     not empty."""
@@ -50,8 +50,8 @@ class FilterSettings:
     releases: tuple[str, ...] = ()  # globs of the release, any case
     client_ips: tuple[str, ...] = ()  # addresses and CIDR ranges of `user.ip_address`
 
-    def checked(self) -> FilterSettings:
-        """These settings, or ValueError with a sentence naming what is wrong."""
+    def checked(self) -> FilterOptions:
+        """These options, or ValueError with a sentence naming what is wrong."""
         for name in SWITCHES:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"The filter {LABELS[name]} must be on or off.")
@@ -63,7 +63,7 @@ class FilterSettings:
         return self
 
 
-SWITCHES = tuple(f.name for f in fields(FilterSettings) if f.name not in LISTS)
+SWITCHES = tuple(f.name for f in fields(FilterOptions) if f.name not in LISTS)
 
 
 def lines_of(name: str, typed: str) -> tuple[str, ...]:

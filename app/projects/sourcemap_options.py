@@ -1,4 +1,4 @@
-"""A project's source-map settings: the dev servers whose modules its browser frames may be mapped
+"""A project's source-map options: the dev servers whose modules its browser frames may be mapped
 with (docs/sourcemaps.md, "Another app in dev mode").
 
 In dev mode (`reflex run`, or any Vite dev server) a browser frame names a module of the dev server,
@@ -60,24 +60,24 @@ def checked_origin(text: str, number: int = 1) -> str:
 
 
 @dataclass(frozen=True)
-class SourceMapSettings:
+class SourceMapOptions:
     """What a project's frames may be mapped with beyond its uploads."""
 
     dev_servers: tuple[str, ...] = ()  # origins, as `origin_of` spells them
 
-    def checked(self) -> SourceMapSettings:
-        """These settings with each origin in its one spelling, or ValueError with a sentence."""
+    def checked(self) -> SourceMapOptions:
+        """These options with each origin in its one spelling, or ValueError with a sentence."""
         if not isinstance(self.dev_servers, tuple):
             raise ValueError("The dev servers must be a list of origins.")
         if len(self.dev_servers) > MAX_DEV_SERVERS:
             raise ValueError(f"At most {MAX_DEV_SERVERS} dev servers, one a line ({len(self.dev_servers)} given).")
         origins = tuple(checked_origin(text, number) for number, text in enumerate(self.dev_servers, 1))
-        return SourceMapSettings(dev_servers=tuple(dict.fromkeys(origins)))  # in order, each once
+        return SourceMapOptions(dev_servers=tuple(dict.fromkeys(origins)))  # in order, each once
 
 
 def origins_of(typed: str) -> tuple[str, ...]:
     """The dev servers as a person typed them, one a line (blank lines skipped), or ValueError with a
-    sentence; each is checked when the settings are (`SourceMapSettings.checked`)."""
+    sentence; each is checked when the options are (`SourceMapOptions.checked`)."""
     if not isinstance(typed, str) or len(typed) > MAX_TYPED_CHARS:
         raise ValueError(f"The dev servers are too long: at most {MAX_DEV_SERVERS} lines of {MAX_ORIGIN_CHARS} characters.")
     return tuple(line.strip() for line in typed.splitlines() if line.strip())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.projects.quota_settings import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaSettings, number_of
+from app.projects.quota_options import MAX_PER_HOUR, MAX_PER_MINUTE, QuotaOptions, number_of
 
 
 @pytest.mark.parametrize(("typed", "read"), [("", 0), (" 0 ", 0), ("1,000", 1000), ("25 000", 25_000),
@@ -21,6 +21,6 @@ def test_anything_else_gets_a_sentence(typed: str) -> None:
 
 
 def test_the_limits_are_the_windows_that_are_set() -> None:
-    assert QuotaSettings().limits() == {}
-    assert QuotaSettings(per_hour=MAX_PER_HOUR).checked().limits() == {3600: MAX_PER_HOUR}
-    assert QuotaSettings(5, 7).limits() == {60: 5, 3600: 7}
+    assert QuotaOptions().limits() == {}
+    assert QuotaOptions(per_hour=MAX_PER_HOUR).checked().limits() == {3600: MAX_PER_HOUR}
+    assert QuotaOptions(5, 7).limits() == {60: 5, 3600: 7}

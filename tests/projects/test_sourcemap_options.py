@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.projects.sourcemap_settings import (
+from app.projects.sourcemap_options import (
     MAX_DEV_SERVERS,
     MAX_ORIGIN_CHARS,
     MAX_TYPED_CHARS,
-    SourceMapSettings,
+    SourceMapOptions,
     checked_origin,
     origin_of,
     origins_of,
@@ -46,12 +46,12 @@ def test_a_frame_url_is_compared_in_the_same_spelling() -> None:
 
 def test_the_list_is_bounded_in_order_and_each_once() -> None:
     assert origins_of(" http://a:1 \n\nhttp://B:2\n") == ("http://a:1", "http://B:2")
-    assert SourceMapSettings(("http://a:1", "http://B:2/", "http://b:2")).checked() == SourceMapSettings(
+    assert SourceMapOptions(("http://a:1", "http://B:2/", "http://b:2")).checked() == SourceMapOptions(
         ("http://a:1", "http://b:2"))
-    assert SourceMapSettings().checked().dev_servers == ()
+    assert SourceMapOptions().checked().dev_servers == ()
     with pytest.raises(ValueError, match=f"^At most {MAX_DEV_SERVERS} dev servers, one a line \\(11 given\\)\\.$"):
-        SourceMapSettings(tuple(f"http://h:{port}" for port in range(1, 12))).checked()
+        SourceMapOptions(tuple(f"http://h:{port}" for port in range(1, 12))).checked()
     with pytest.raises(ValueError, match="^The dev servers are too long"):
         origins_of("x" * (MAX_TYPED_CHARS + 1))
     with pytest.raises(ValueError, match="^The dev servers must be a list of origins"):
-        SourceMapSettings(["http://a:1"]).checked()  # type: ignore[arg-type]  # as a stored row could hold
+        SourceMapOptions(["http://a:1"]).checked()  # type: ignore[arg-type]  # as a stored row could hold

@@ -1,17 +1,18 @@
-"""Each project's settings: its inbound filters (app/projects/filter_settings.py), its PII scrubbing
-options (app/ingest/scrubbing_settings.py), its quotas (app/projects/quota_settings.py) and its
-source-map settings (app/projects/sourcemap_settings.py), a row of `inbox_project_settings`; a project
-without one has the dataclasses' defaults. Also what each filter dropped, counted in `inbox_count` (kind
-"filtered", the key a filter's name) by the ingest transaction that dropped it.
+"""Each project's options: its inbound filters (app/projects/filter_options.py), its PII scrubbing
+options (reflex_lookout/scrubbing/settings.py), its quotas (app/projects/quota_options.py) and its
+source-map options (app/projects/sourcemap_options.py), a row of `inbox_project_settings` (the table
+keeps the name migration 0018 made it with); a project without one has the dataclasses' defaults.
+Also what each filter dropped, counted in `inbox_count` (kind "filtered", the key a filter's name) by
+the ingest transaction that dropped it.
 
-Each setting is a JSON object of its dataclass's fields in one text column, not a column per field:
+Each part is a JSON object of its dataclass's fields in one text column, not a column per field:
 the lists (globs, addresses, field names) would each need a table of their own, and a filter or
 option added later needs no migration (a field missing from a row has its default; one the code no
 longer knows is ignored). The objects are bounded before they are written (`checked`): a few KB.
 A row that cannot be read (broken JSON, a wrong type) gives that project the defaults, with a
 warning, and sinks nothing else.
 
-Ingest asks for a project's settings for each event, so each process keeps what it read for
+Ingest asks for a project's options for each event, so each process keeps what it read for
 CACHE_S seconds (as app/alerts/rules.py does): a change made on the settings page applies to this
 process at once and to other workers within CACHE_S.
 """
@@ -29,10 +30,10 @@ import sqlalchemy
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.projects.filter_settings import FilterSettings
-from app.projects.quota_settings import QuotaSettings
-from app.projects.sourcemap_settings import SourceMapSettings, off_loopback, origin_of
-from app.projects.tables import PROJECT_SETTINGS as TABLE, PROJECTS
+from app.projects.filter_options import FilterOptions
+from app.projects.quota_options import QuotaOptions
+from app.projects.sourcemap_options import SourceMapOptions, off_loopback, origin_of
+from app.projects.tables import PROJECT_OPTIONS as TABLE, PROJECTS
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 logger = logging.getLogger(__name__)
@@ -41,12 +42,12 @@ FILTERED = "filtered"  # the inbox_count kind of what a filter dropped
 MAX_FIELDS = 50  # sensitive or safe field names
 MAX_FIELD_CHARS = 100
 FIELD_LISTS = {"sensitive_fields": "sensitive field", "safe_fields": "safe field"}
-S = TypeVar("S", FilterSettings, ScrubbingSettings, QuotaSettings, SourceMapSettings)
-Both = tuple[FilterSettings, ScrubbingSettings]
-# Per database (engine), per project: (when read, monotonic seconds; the settings then).
+S = TypeVar("S", FilterOptions, ScrubbingSettings, QuotaOptions, SourceMapOptions)
+Both = tuple[FilterOptions, ScrubbingSettings]
+# Per database (engine), per project: (when read, monotonic seconds; the options then).
 _cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, Both]]] = weakref.WeakKeyDictionary()
-# The same for the source-map settings, which only symbolication asks for.
-_maps_cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, SourceMapSettings]]] = (
+# The same for the source-map options, which only symbolication asks for.
+_maps_cache: weakref.WeakKeyDictionary[sqlalchemy.Engine, dict[int, tuple[float, SourceMapOptions]]] = (
     weakref.WeakKeyDictionary())
 READ = select(TABLE.c.filters, TABLE.c.scrubbing).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
 READ_QUOTAS = select(TABLE.c.quotas).where(TABLE.c.project_id == sqlalchemy.bindparam("project_id"))
@@ -71,13 +72,13 @@ def checked_scrubbing(options: ScrubbingSettings) -> ScrubbingSettings:
     return options
 
 
-def checked_sourcemaps(settings: SourceMapSettings) -> SourceMapSettings:
-    """`settings` checked (`SourceMapSettings.checked`), each dev server on this machine, or ValueError
+def checked_sourcemaps(options: SourceMapOptions) -> SourceMapOptions:
+    """`options` checked (`SourceMapOptions.checked`), each dev server on this machine, or ValueError
     with a sentence. Loopback only, not the webhooks' policy (any public address, or a private one
     allowed): a dev server runs on the developer's own machine, and anyone with the project's DSN can
     make ingest ask it for paths."""
-    checked = settings.checked()
-    for number, text in enumerate(settings.dev_servers, 1):
+    checked = options.checked()
+    for number, text in enumerate(options.dev_servers, 1):
         where = off_loopback(origin_of(text) or "")
         if where is not None:
             raise ValueError(f"The dev server on line {number} ({text!r}) is {where}: a dev server must be on "
@@ -85,12 +86,12 @@ def checked_sourcemaps(settings: SourceMapSettings) -> SourceMapSettings:
     return checked
 
 
-def encoded(settings: FilterSettings | ScrubbingSettings | QuotaSettings | SourceMapSettings) -> str:
-    return json.dumps(dataclasses.asdict(settings))
+def encoded(options: FilterOptions | ScrubbingSettings | QuotaOptions | SourceMapOptions) -> str:
+    return json.dumps(dataclasses.asdict(options))
 
 
 def decoded(kind: type[S], text: str) -> S:
-    """The settings a stored JSON object holds: its known fields (lists as tuples), the defaults for
+    """The options a stored JSON object holds: its known fields (lists as tuples), the defaults for
     the rest; ValueError when it is no object or out of bounds."""
     found = json.loads(text)
     if not isinstance(found, dict):
@@ -102,35 +103,35 @@ def decoded(kind: type[S], text: str) -> S:
     return checked  # type: ignore[return-value]  # the same type as `made`, S
 
 
-class ProjectSettingsStore:
+class ProjectOptionsStore:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
 
-    def filters_of(self, project_id: int) -> FilterSettings:
+    def filters_of(self, project_id: int) -> FilterOptions:
         return self._cached(project_id)[0]
 
     def scrubbing_of(self, project_id: int) -> ScrubbingSettings:
         return self._cached(project_id)[1]
 
     def read(self, project_id: int) -> Both:
-        """The project's settings as stored now (the defaults when it has no row, or a broken one)."""
+        """The project's options as stored now (the defaults when it has no row, or a broken one)."""
         with self.engine.connect() as connection:
             row = connection.execute(READ, {"project_id": project_id}).first()
         if row is None:
-            return FilterSettings(), ScrubbingSettings()
-        return self._part(FilterSettings, row.filters, project_id), self._part(ScrubbingSettings, row.scrubbing, project_id)
+            return FilterOptions(), ScrubbingSettings()
+        return self._part(FilterOptions, row.filters, project_id), self._part(ScrubbingSettings, row.scrubbing, project_id)
 
-    def quotas(self, project_id: int) -> QuotaSettings:
+    def quotas(self, project_id: int) -> QuotaOptions:
         """The project's quotas as stored now (app/ingest/quotas.py keeps what it read for CACHE_S)."""
         with self.engine.connect() as connection:
             text = connection.execute(READ_QUOTAS, {"project_id": project_id}).scalar()
-        return QuotaSettings() if text is None else self._part(QuotaSettings, text, project_id)
+        return QuotaOptions() if text is None else self._part(QuotaOptions, text, project_id)
 
-    def sourcemaps(self, project_id: int) -> SourceMapSettings:
-        """The project's source-map settings as stored now."""
+    def sourcemaps(self, project_id: int) -> SourceMapOptions:
+        """The project's source-map options as stored now."""
         with self.engine.connect() as connection:
             text = connection.execute(READ_SOURCEMAPS, {"project_id": project_id}).scalar()
-        return SourceMapSettings() if text is None else self._part(SourceMapSettings, text, project_id)
+        return SourceMapOptions() if text is None else self._part(SourceMapOptions, text, project_id)
 
     def dev_servers_of(self, project_id: int) -> tuple[str, ...]:
         """The dev servers the project's frames may be mapped with (symbolication asks for each
@@ -159,7 +160,7 @@ class ProjectSettingsStore:
             found = known[project_id] = (now, self.read(project_id))
         return found[1]
 
-    def set_filters(self, project_id: int, filters: FilterSettings, by: str = "") -> None:
+    def set_filters(self, project_id: int, filters: FilterOptions, by: str = "") -> None:
         """Store the project's filters (ValueError with a sentence when out of bounds)."""
         self._save(project_id, {"filters": encoded(filters.checked())}, by)
 
@@ -167,21 +168,21 @@ class ProjectSettingsStore:
         """Store the project's scrubbing options (ValueError with a sentence when out of bounds)."""
         self._save(project_id, {"scrubbing": encoded(checked_scrubbing(options))}, by)
 
-    def set_quotas(self, project_id: int, quotas: QuotaSettings, by: str = "") -> None:
+    def set_quotas(self, project_id: int, quotas: QuotaOptions, by: str = "") -> None:
         """Store the project's quotas (ValueError with a sentence when out of bounds)."""
         self._save(project_id, {"quotas": encoded(quotas.checked())}, by)
 
-    def set_sourcemaps(self, project_id: int, settings: SourceMapSettings, by: str = "") -> None:
-        """Store the project's source-map settings, each origin in its one spelling (ValueError with
+    def set_sourcemaps(self, project_id: int, options: SourceMapOptions, by: str = "") -> None:
+        """Store the project's source-map options, each origin in its one spelling (ValueError with
         a sentence when one is no origin, not on loopback, or there are too many)."""
-        self._save(project_id, {"sourcemaps": encoded(checked_sourcemaps(settings))}, by)
+        self._save(project_id, {"sourcemaps": encoded(checked_sourcemaps(options))}, by)
 
     def _save(self, project_id: int, part: dict[str, str], by: str) -> None:
         values: dict[str, Any] = {**part, "updated_at": time.time(), "updated_by": by[:200]}
         with self.engine.begin() as connection:
             dialect = sqlite if connection.dialect.name == "sqlite" else postgresql
-            defaults = {"filters": encoded(FilterSettings()), "scrubbing": encoded(ScrubbingSettings()),
-                        "quotas": encoded(QuotaSettings()), "sourcemaps": encoded(SourceMapSettings())}
+            defaults = {"filters": encoded(FilterOptions()), "scrubbing": encoded(ScrubbingSettings()),
+                        "quotas": encoded(QuotaOptions()), "sourcemaps": encoded(SourceMapOptions())}
             if connection.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)).first() is None:
                 raise ValueError(f"There is no project {project_id}.")  # SQLite enforces no foreign key
             statement = dialect.insert(TABLE).values(project_id=project_id, **{**defaults, **values})

@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from app.projects.filter_settings import MAX_ENTRIES, MAX_ENTRY_CHARS, FilterSettings, lines_of
+from app.projects.filter_options import MAX_ENTRIES, MAX_ENTRY_CHARS, FilterOptions, lines_of
 
 
 def test_a_new_project_has_sentrys_defaults() -> None:
-    made = FilterSettings()
+    made = FilterOptions()
     on = {name for name, value in dataclasses.asdict(made).items() if value}
     assert on == {"browser_extensions", "web_crawlers", "legacy_browsers"}
     assert made.checked() is made
@@ -39,13 +39,13 @@ def test_a_list_out_of_bounds_is_refused_with_a_sentence(name: str, typed: str, 
     assert str(refused.value).startswith(sentence)
 
 
-@pytest.mark.parametrize(("settings", "sentence"), [
-    (FilterSettings(localhost="yes"), "The filter Events from localhost must be on or off."),  # type: ignore[arg-type]
-    (FilterSettings(releases=["1.0"]), "The release globs must be a list of text."),  # type: ignore[arg-type]
-    (FilterSettings(client_ips=("nowhere",)), "The client IP on line 1 ('nowhere') is no IP address"),
-    (FilterSettings(error_messages=("",)), "The error-message glob on line 1 must have 1 to 200 characters."),
+@pytest.mark.parametrize(("options", "sentence"), [
+    (FilterOptions(localhost="yes"), "The filter Events from localhost must be on or off."),  # type: ignore[arg-type]
+    (FilterOptions(releases=["1.0"]), "The release globs must be a list of text."),  # type: ignore[arg-type]
+    (FilterOptions(client_ips=("nowhere",)), "The client IP on line 1 ('nowhere') is no IP address"),
+    (FilterOptions(error_messages=("",)), "The error-message glob on line 1 must have 1 to 200 characters."),
 ])
-def test_settings_out_of_bounds_are_refused_with_a_sentence(settings: FilterSettings, sentence: str) -> None:
+def test_options_out_of_bounds_are_refused_with_a_sentence(options: FilterOptions, sentence: str) -> None:
     with pytest.raises(ValueError) as refused:
-        settings.checked()
+        options.checked()
     assert str(refused.value).startswith(sentence)

@@ -18,14 +18,14 @@ LABELS: dict[str, str] = {"per_minute": "Events a minute", "per_hour": "Events a
 
 
 @dataclass(frozen=True)
-class QuotaSettings:
+class QuotaOptions:
     """A project's quotas of error events (Sentry's `error` category: errors, default events and
     security reports; transactions, logs and sessions are not counted)."""
 
     per_minute: int = 0
     per_hour: int = 0
 
-    def checked(self) -> QuotaSettings:
+    def checked(self) -> QuotaOptions:
         """These quotas, or ValueError with a sentence naming the one out of bounds."""
         for field in fields(self):
             value = getattr(self, field.name)
