@@ -10,8 +10,11 @@ BUN    := .tools/node_modules/bun/bin/bun.exe
 # (reflex_lookout/sourcemaps/build_step.py; its binary comes from the optional dependency @sentry/cli-linux-x64),
 # esbuild is the "other bundler" of the source-map tests and benchmarks, raven is the legacy Node
 # client of the /store/ tests (tests/ingest/test_endpoints_legacy.py), and Sentry's MCP server is the
-# second real client of the web API's tests (tests/webapi/).
-NPM_TOOLS := @sentry/cli@3.8.0 esbuild@0.28.2 raven@2.6.4 @sentry/mcp-server@0.39.0
+# second real client of the web API's tests (tests/webapi/), and Spotlight's sidecar receives what the
+# plugin relays to it (tests/e2e/test_spotlight.py). Its hono is held at 4.12.31: from 4.12.32 (hono#5161)
+# `c.req.query()` has no prototype, and Spotlight 4.11.8 answers every request 500 (`query().toString`).
+NPM_TOOLS := @sentry/cli@3.8.0 esbuild@0.28.2 raven@2.6.4 @sentry/mcp-server@0.39.0 @spotlightjs/spotlight@4.11.8 \
+  hono@4.12.31
 TOOLS_LIST := .tools/packages.txt
 CHROMIUM := /usr/bin/chromium
 

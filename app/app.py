@@ -17,7 +17,7 @@ from app.pages import alerts, home, issue, issues, logs, not_found, project_sett
 from app.settings import SETTINGS
 from app.sourcemaps import own_build
 from app.webapi.cors import WebApiCors
-from reflex_lookout import event_errors
+from reflex_lookout import dev_backend, event_errors
 from reflex_lookout.sourcemaps import to_sentry
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,8 @@ class LookoutApp(rx.App):
         self.register_lifespan_task(lookout.run_server_sdk)
         self.register_lifespan_task(lookout.run_forwarder)
         self.register_lifespan_task(lookout.run_inbox)
+        if lookout.settings.shows_dev_overlay:  # `make run`: the plugin's dev overlay on Lookout's own pages
+            dev_backend.attach(self, lookout.settings, lookout.runtime)
 
     def _connected(self, token: str) -> bool:
         """Whether a tab's websocket is still open in this process (a live page's watcher asks)."""

@@ -37,6 +37,9 @@ HANDLER_ERROR = "other app: a handler error on purpose"
 LOG_LINE = "other app: a log line on purpose"
 # The route module Reflex generates for the index page (the browser error's frames map to it).
 INDEX_MODULE = ".web/app/routes/_index.jsx"
+# The dev overlay (issue 39): its element and shadow root, as the plugin's js/dev_overlay.js makes them.
+OVERLAY = "lookout-dev-overlay"
+BADGE_TEXT = f"() => document.querySelector('{OVERLAY}')?.shadowRoot?.querySelector('#lookout-dev-badge')?.textContent ?? null"
 
 # The other app's page: a button that runs a function compiled into the page's route module (not evaluated text,
 # which has no source map) and throws from a timer, a button whose handler raises, one whose handler logs.
@@ -236,6 +239,7 @@ class Visit:
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, url) of every request, workers' too
     console: list[str] = field(default_factory=list)
     toast: bool = False
+    overlay: str | None = None  # the dev overlay's badge at the end (None: no overlay in the page)
 
 
 def visit(browser: Browser, url: str) -> Visit:
@@ -257,6 +261,9 @@ def visit(browser: Browser, url: str) -> Visit:
         page.wait_for_function("() => document.querySelector('#logged')?.textContent === '1'", timeout=30_000)
         page.wait_for_timeout(1000)
         seen.toast = page.evaluate("() => document.body.innerText.includes('Something went wrong')")
+        if page.evaluate(f"() => !!document.querySelector('{OVERLAY}')"):  # dev: wait until it counted both errors
+            page.wait_for_function(f"() => ({BADGE_TEXT})() === '2 errors'", timeout=20_000)
+        seen.overlay = page.evaluate(BADGE_TEXT)
         page.evaluate("() => window.lookout?.flush?.(5000)")
         page.wait_for_timeout(1000)
     finally:
@@ -311,3 +318,64 @@ class Received:
 def frames(event: dict) -> list[dict]:
     return [frame for value in event.get("exception", {}).get("values", [])
             for frame in (value.get("stacktrace") or {}).get("frames", [])]
+
+
+
+def page_line(text: str) -> int:
+    """The 1-based line of the other app's page (PAGE) that starts with `text` (stripped)."""
+    [number] = [n for n, line in enumerate(PAGE.splitlines(), 1) if line.strip().startswith(text)]
+    return number
+
+
+@dataclass
+class OverlayVisit:
+    """What the dev overlay showed on one visit: how long each error took to be counted, and each issue."""
+    waited_s: dict[str, float] = field(default_factory=dict)  # "throw"/"fail" → seconds from click to badge
+    issues: list[dict] = field(default_factory=list)  # per article: text, page, links, frames, spans, logs
+    answer: dict = field(default_factory=dict)  # the overlay's route's last answer for the page load's trace
+    console: list[str] = field(default_factory=list)
+
+
+ISSUES_JS = f"""() => [...document.querySelector('{OVERLAY}').shadowRoot.querySelectorAll('article.lookout-issue')].map(a => ({{
+  text: a.textContent,
+  page: a.querySelector('.lookout-page')?.textContent ?? '',
+  pageHref: a.querySelector('.lookout-page a')?.getAttribute('href') ?? '',
+  component: a.querySelector('.lookout-component')?.textContent ?? '',
+  element: a.querySelector('.lookout-element')?.textContent ?? '',
+  frames: [...a.querySelectorAll('.lookout-frame')].map(f => ({{
+    text: f.textContent, mapped: f.classList.contains('lookout-mapped'),
+    href: f.querySelector('a.lookout-open')?.getAttribute('href') ?? ''}})),
+  spans: [...a.querySelectorAll('.lookout-span')].map(s => s.textContent),
+  logs: [...a.querySelectorAll('.lookout-log')].map(l => l.textContent),
+}}))"""
+
+
+def overlay_visit(browser: Browser, url: str) -> OverlayVisit:
+    """Open the page, click the browser error's and the handler error's buttons (timing each until the
+    overlay's badge counts it), log a line, then open the overlay and read every issue in it."""
+    seen = OverlayVisit()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.on("console", lambda message: seen.console.append(f"{message.type}: {message.text[:300]}"))
+        page.goto(url + "/")
+        page.wait_for_function("() => window.__reflex !== undefined && !!document.querySelector('#title')", timeout=60_000)
+        page.wait_for_function(f"() => ({BADGE_TEXT})() === '0 errors'", timeout=30_000)
+        for button, count in (("throw", "1 error"), ("fail", "2 errors")):
+            started = time.monotonic()
+            page.click(f"#{button}")
+            page.wait_for_function(f"() => ({BADGE_TEXT})() === '{count}'", timeout=20_000)
+            seen.waited_s[button] = time.monotonic() - started
+        page.click("#log")
+        page.wait_for_function("() => document.querySelector('#logged')?.textContent === '1'", timeout=30_000)
+        page.click(f"{OVERLAY} #lookout-dev-badge")
+        shown = f"document.querySelector('{OVERLAY}').shadowRoot"
+        page.wait_for_function(f"() => {shown}.querySelectorAll('.lookout-span').length > 0"
+                               f" && {shown}.querySelectorAll('.lookout-mapped').length > 0", timeout=20_000)
+        page.wait_for_timeout(1500)  # the log line's trace, a poll later
+        seen.issues = page.evaluate(ISSUES_JS)
+        seen.answer = page.evaluate(
+            "async () => (await fetch('/monitoring/dev/events?after=0&traces=' + window.lookout._trace.t)).json()")
+    finally:
+        context.close()
+    return seen

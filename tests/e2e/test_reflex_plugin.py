@@ -46,6 +46,7 @@ from tests.e2e.other_reflex_app import (
     LOG_LINE,
     STEPS,
     OtherAppServer,
+    OverlayVisit,
     Received,
     Visit,
     app_env,
@@ -53,6 +54,8 @@ from tests.e2e.other_reflex_app import (
     frames,
     make_app,
     make_venv,
+    overlay_visit,
+    page_line,
     step,
     visit,
 )
@@ -144,8 +147,10 @@ def test_browser_reports_go_through_the_app_own_tunnel(run: Run) -> None:
                     if method == "POST" and urlsplit(url).path == "/monitoring"]
     assert tunnel_posts, f"no POST to /monitoring: {run.visit.requests}{_context(run)}"
     assert all(urlsplit(url).netloc == app_origin for url in tunnel_posts), tunnel_posts
-    # Nothing else the browser posted looks like a report to anywhere else.
-    others = [url for method, url in run.visit.requests if method == "POST" and "envelope" in url]
+    # Nothing else the browser posted looks like a report to anywhere else (in dev, the overlay's copy
+    # of each envelope goes to its route on the app's own origin).
+    overlay = f"{run.server.url}/monitoring/dev/envelope"
+    others = [url for method, url in run.visit.requests if method == "POST" and "envelope" in url and url != overlay]
     assert not others, others
 
 
@@ -204,3 +209,75 @@ def test_a_bad_dsn_stops_the_start_with_a_sentence_naming_it(built: tuple[Path, 
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == ["reflex-lookout: SENTRY_DSN 'not-a-dsn' must start with http:// or https://."], (
         done.stdout[-2000:], done.stderr[-2000:])
+
+
+# Issue 39: the dev overlay. The page's errors appear in it under `reflex run`, with no DSN and nothing else to
+# set up (the app's one line); a production build carries none of it.
+
+@pytest.fixture(scope="module")
+def alone(built: tuple[Path, Path], browser: Browser, work: Path) -> Iterator[tuple[OtherAppServer, OverlayVisit]]:
+    """The other app under `reflex run` (dev) with no DSN at all, visited once with the overlay read."""
+    venv, root = built
+    server = OtherAppServer(root, venv, app_env(venv, ""), work / "dev-alone.log", dev=True)
+    try:
+        with step("dev, no DSN: reflex run until it answers"):
+            server.start()
+        with step("dev, no DSN: Chromium visit with the overlay"):
+            seen = overlay_visit(browser, server.url)
+        print(f"\nthe overlay counted each error after (s): {seen.waited_s}")
+        yield server, seen
+    finally:
+        server.stop()
+
+
+def _issue(seen: OverlayVisit, text: str) -> dict:
+    found = [issue for issue in seen.issues if text in issue["text"]]
+    assert len(found) == 1, (text, [issue["text"][:200] for issue in seen.issues], seen.console[-20:])
+    return found[0]
+
+
+def test_the_overlay_shows_the_browser_error_mapped_to_its_source_and_python_page(
+        alone: tuple[OtherAppServer, OverlayVisit]) -> None:
+    server, seen = alone
+    issue = _issue(seen, BROWSER_ERROR)
+    module = (server.root / INDEX_MODULE).read_text().splitlines()
+    [throw_line] = [n for n, line in enumerate(module, 1) if "throw new Error" in line]
+    mapped = [frame for frame in issue["frames"] if frame["mapped"] and f"{INDEX_MODULE}:{throw_line}" in frame["text"]]
+    assert mapped, issue["frames"]
+    assert mapped[0]["href"].startswith(f"vscode://file{server.root}/{INDEX_MODULE}:{throw_line}:"), mapped[0]
+    index_line = page_line("def index()")
+    assert f"{APP_NAME}/{APP_NAME}.py:{index_line}" in issue["page"], issue
+    assert issue["pageHref"] == f"vscode://file{server.root}/{APP_NAME}/{APP_NAME}.py:{index_line}:1", issue
+    assert "button#throw" in issue["element"], issue
+
+
+def test_the_overlay_shows_the_handler_error_with_its_python_frame_and_trace(
+        alone: tuple[OtherAppServer, OverlayVisit]) -> None:
+    server, seen = alone
+    issue = _issue(seen, HANDLER_ERROR)
+    raise_line = page_line("raise RuntimeError(")
+    python = [frame for frame in issue["frames"] if f"{APP_NAME}.py:{raise_line}" in frame["text"]]
+    assert python and "raise RuntimeError(" in python[0]["text"], issue["frames"]
+    assert python[0]["href"] == f"vscode://file{server.root}/{APP_NAME}/{APP_NAME}.py:{raise_line}:1", python[0]
+    assert f"{APP_NAME}/{APP_NAME}.py:{page_line('def index()')}" in issue["page"], (  # the page the event came from
+        issue, [(i["python_page"], i["url"], i["transaction"], i.get("route")) for i in seen.answer.get("issues", [])])
+    assert any("State.fail" in span for span in issue["spans"]), issue["spans"]  # the handler's transaction
+    assert any("pageload" in span for span in issue["spans"]), issue["spans"]  # in the page load's trace
+
+
+def test_the_overlay_counts_each_error_promptly(alone: tuple[OtherAppServer, OverlayVisit]) -> None:
+    """Each error is counted by the badge (the times are printed and in docs/dev-overlay.md; issue 39 asks for
+    2 s, which a test on a shared machine does not hold as an assertion)."""
+    _, seen = alone
+    assert set(seen.waited_s) == {"throw", "fail"}, seen.waited_s
+
+
+def test_the_prod_build_carries_none_of_the_overlay(run: Run) -> None:
+    """Under `--env prod` no byte of the overlay is built or served; under dev (with a DSN) it is there."""
+    built_js = list((run.server.root / ".web" / "build" / "client").rglob("*.js"))
+    carrying = [path.name for path in built_js if "lookout-dev" in path.read_text(errors="replace")]
+    if run.mode == "prod":
+        assert built_js and not carrying, carrying
+        assert run.visit.overlay is None, run.visit.overlay
+    else:
+        assert run.visit.overlay == "2 errors", (run.visit.overlay, _context(run))

@@ -60,9 +60,7 @@ def attach(app: App, settings: MonitoringSettings) -> None:
     except Exception as exc:  # noqa: BLE001 (never breaks its host: the app serves without the monitoring)
         log_once("outbox", "reflex-lookout could not open its outbox (%s); the app serves without monitoring", exc)
         return
-    if app.frontend_exception_handler is default_frontend_exception_handler:
-        app.frontend_exception_handler = frontend_exception_handler
-    app.backend_exception_handler = backend_handler(app.backend_exception_handler)
+    set_handlers(app)
     transformers: Sequence[Any] = (
         [] if app.api_transformer is None
         else list(app.api_transformer) if isinstance(app.api_transformer, Sequence)
@@ -73,6 +71,28 @@ def attach(app: App, settings: MonitoringSettings) -> None:
     if settings.server:
         app.register_lifespan_task(built.run_server_sdk)
     app.register_lifespan_task(built.run_forwarder)
+    if settings.shows_dev_overlay:
+        from reflex_lookout import dev_backend
+
+        dev_backend.attach(app, settings, built)
+
+
+def attach_dev_only(app: App, settings: MonitoringSettings) -> None:
+    """No DSN, under `reflex run`: the dev overlay alone (dev_backend.py), with the exception handlers
+    that report a failed event into its trace."""
+    if runtime.current() is not None:
+        return
+    from reflex_lookout import dev_backend
+
+    set_handlers(app)
+    dev_backend.attach(app, settings, None)
+
+
+def set_handlers(app: App) -> None:
+    """Browser errors left to the browser SDK; handler errors reported in their event's trace."""
+    if app.frontend_exception_handler is default_frontend_exception_handler:
+        app.frontend_exception_handler = frontend_exception_handler
+    app.backend_exception_handler = backend_handler(app.backend_exception_handler)
 
 
 def frontend_exception_handler(exception: Exception) -> None:

@@ -38,6 +38,14 @@ JS = Path(__file__).resolve().parent / "js"
 INIT_JS = JS / "browser.js"
 SDK_JS = JS / "sdk.js"
 ENTRY_CLIENT_JS = JS / "entry.client.js"
+DEV_START_JS = JS / "dev_start.js"
+DEV_OVERLAY_JS = JS / "dev_overlay.js"
+DEV_OVERLAY_MODULE = "app/lookout_dev_overlay.js"
+# The overlay maps a dev module's frames with its inline source map (Vite's own dependency).
+SOURCE_MAP_JS = "source-map-js@^1.2.1"  # what postcss (in every Reflex app) asks for
+# What the pages report with under `reflex run` when no DSN is set: the dev overlay's alone (the SDK
+# needs a DSN to run; its tunnel is the overlay's route, so nothing is sent anywhere else).
+DEV_ONLY_DSN = Dsn.parse("http://reflex_lookout_dev@localhost/1")  # the browser SDK takes \w+ keys, no project 0
 LOADER_MIN_JS = JS / "loader.min.js"
 SDK_MODULE = "app/lookout_sdk.js"
 LOADER_MODULE = "app/lookout_loader.js"
@@ -46,6 +54,7 @@ CONFIG_NAME = "LOOKOUT_CONFIG_JSON"
 LOADER_NAME = "LOOKOUT_LOADER"
 # Just outside Reflex's error boundary (55): the configuration stays on a page showing the fallback.
 APP_WRAP_KEY = (56, "LookoutMonitoring")
+DEV_APP_WRAP_KEY = (57, "LookoutDevOverlay")
 
 
 # The two head elements together, gzip -9: monitoring adds at most 6 KB before interactive, and this
@@ -53,9 +62,21 @@ APP_WRAP_KEY = (56, "LookoutMonitoring")
 BUDGET_GZIP_BYTES = 3072
 
 
-def browser_config(settings: MonitoringSettings, dsn: Dsn) -> dict[str, Any]:
+def browser_config(settings: MonitoringSettings, dsn: Dsn | None) -> dict[str, Any]:
     """What the browser SDK is initialised with (and what every page carries as JSON), reporting
-    as `dsn` (the settings' own, or one a destination gives: Lookout's local inbox)."""
+    as `dsn` (the settings' own, or one a destination gives: Lookout's local inbox). None: no DSN, the
+    dev overlay's alone (dev mode). Under `reflex run` the overlay's routes are added (`dev`)."""
+    config = _config(settings, dsn or DEV_ONLY_DSN)
+    if settings.shows_dev_overlay:
+        dev = f"{settings.tunnel_path}/dev"
+        config["dev"] = {"intake": f"{dev}/envelope", "events": f"{dev}/events", "clear": f"{dev}/clear",
+                         "copy": dsn is not None}
+        if dsn is None:
+            config["tunnel"] = f"{dev}/envelope"
+    return config
+
+
+def _config(settings: MonitoringSettings, dsn: Dsn) -> dict[str, Any]:
     return {
         "dsn": str(dsn),
         "tunnel": settings.tunnel_path,
@@ -78,7 +99,7 @@ def browser_config(settings: MonitoringSettings, dsn: Dsn) -> dict[str, Any]:
     }
 
 
-def config_json(settings: MonitoringSettings, dsn: Dsn) -> str:
+def config_json(settings: MonitoringSettings, dsn: Dsn | None) -> str:
     """The configuration as JSON that is safe inside a `<script>` element (no `<`, `>`, `&`)."""
     text = json.dumps(browser_config(settings, dsn), separators=(",", ":"), sort_keys=True)
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
@@ -96,7 +117,7 @@ def loader_code() -> str:
     return code
 
 
-def loader_module(settings: MonitoringSettings, dsn: Dsn) -> str:
+def loader_module(settings: MonitoringSettings, dsn: Dsn | None) -> str:
     """The text of `.web/app/lookout_loader.js`: the configuration and the minified loader, as strings."""
     return (
         f"export const {CONFIG_NAME} = {json.dumps(config_json(settings, dsn))};\n"
@@ -139,6 +160,20 @@ class BrowserMonitoring(rx.Component):
 
     def add_custom_code(self) -> list[str]:
         return [INIT_JS.read_text()]
+
+
+class DevOverlay(rx.Component):
+    """The dev overlay's app wrap (dev mode only): its React component is defined by `dev_start.js`,
+    which imports the overlay (`js/dev_overlay.js`, written as DEV_OVERLAY_MODULE) after hydration."""
+
+    tag = "LookoutDevOverlay"
+    lib_dependencies: list[str] = [SOURCE_MAP_JS]
+
+    def add_imports(self) -> ImportDict:
+        return {"react": [ImportVar(tag="useEffect")]}
+
+    def add_custom_code(self) -> list[str]:
+        return [DEV_START_JS.read_text()]
 
 
 # vite.config.js: Reflex writes it once and re-edits it on every compile, so each edit sits between

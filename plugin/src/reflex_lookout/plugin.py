@@ -57,6 +57,9 @@ class Monitoring(Plugin):
         outbox: str | None = None,
         route_load_timeout_ms: int | None = None,
         scrub: bool | None = None,
+        dev_overlay: bool | None = None,
+        editor: str | None = None,
+        spotlight: bool | str | None = None,
         destination: str | None = None,
         dev_proxy: tuple[str, ...] = (),
     ) -> None:
@@ -64,7 +67,7 @@ class Monitoring(Plugin):
             "dsn": dsn, "environment": environment, "release": release, "tunnel_path": tunnel_path,
             "browser": browser, "server": server, "traces_sample_rate": traces_sample_rate,
             "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
-            "scrub": scrub,
+            "scrub": scrub, "dev_overlay": dev_overlay, "editor": editor, "spotlight": spotlight,
         }
         try:
             self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
@@ -79,7 +82,8 @@ class Monitoring(Plugin):
         self.dev_proxy = tuple(dev_proxy)
         self._head: list[Any] = []
         if self.settings.dsn is None and destination is None:
-            logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported.")
+            logger.warning("reflex-lookout: no DSN (SENTRY_DSN, or Monitoring(dsn=...)): nothing is reported "
+                           "(under `reflex run`, the dev overlay still shows this tab's errors).")
 
     def destination(self) -> Destination | None:
         if self._destination is None and self.destination_spec is not None:
@@ -95,7 +99,9 @@ class Monitoring(Plugin):
 
     @property
     def reports_browser(self) -> bool:
-        return self.settings.browser and (self.settings.dsn is not None or self.destination_spec is not None)
+        """The pages get the browser SDK: to report to a DSN, or, under `reflex run`, for the dev overlay."""
+        return self.settings.browser and (self.settings.dsn is not None or self.destination_spec is not None
+                                          or self.settings.shows_dev_overlay)
 
     def provides_entry_client(self) -> bool:
         return self.reports_browser
@@ -137,13 +143,16 @@ class Monitoring(Plugin):
         settings = self.settings
         def files() -> list[tuple[str, str]]:
             dsn = self.dsn()
-            if dsn is None:
+            if dsn is None and not settings.shows_dev_overlay:
                 raise RuntimeError(f"reflex-lookout: {self.destination_spec} gave no DSN to build the pages with.")
-            return [
+            written = [
                 (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
                 (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
                 (str(web / browser.LOADER_MODULE), browser.loader_module(settings, dsn)),
             ]
+            if settings.shows_dev_overlay:  # dev mode only: a production build has none of it
+                written.append((str(web / browser.DEV_OVERLAY_MODULE), browser.DEV_OVERLAY_JS.read_text()))
+            return written
 
         context["add_save_task"](files)
         backend_url = get_config().api_url.rstrip("/")
@@ -160,6 +169,8 @@ class Monitoring(Plugin):
         from reflex_lookout.sourcemaps import pages
 
         page_ctx.app_wrap_components[browser.APP_WRAP_KEY] = browser.BrowserMonitoring.create()
+        if self.settings.shows_dev_overlay:
+            page_ctx.app_wrap_components[browser.DEV_APP_WRAP_KEY] = browser.DevOverlay.create()
         app = getattr(kwargs.get("compile_context"), "app", None)
         if app is None:
             raise RuntimeError("reflex-lookout: Reflex compiled a page with no app in its compile context; "
@@ -178,12 +189,17 @@ class Monitoring(Plugin):
         # the app this plugin comes from, does); the browser side above is all it takes from these
         # hooks. A process attaches once: `backend.attach` adds nothing where a runtime exists
         # (runtime.current()).
-        if self.settings.dsn is None or self.destination_spec is not None:
+        if self.destination_spec is not None:
+            return
+        if self.settings.dsn is None and not self.settings.shows_dev_overlay:
             return
         try:
             from reflex_lookout import backend
 
-            backend.attach(context["app"], self.settings)
+            if self.settings.dsn is None:
+                backend.attach_dev_only(context["app"], self.settings)
+            else:
+                backend.attach(context["app"], self.settings)
         except Exception:  # noqa: BLE001 (never breaks its host: the app serves without the monitoring)
             logger.exception("reflex-lookout could not attach to the backend; the app serves without server monitoring")
 

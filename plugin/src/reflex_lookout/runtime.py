@@ -26,6 +26,7 @@ import sqlalchemy
 
 from reflex_lookout import server
 from reflex_lookout.background import Lease, supervise
+from reflex_lookout.dev_inbox import DevInbox
 from reflex_lookout.forwarder import Forwarder
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import envelope
@@ -52,6 +53,8 @@ class Runtime:
         self.settings, self.store = settings, store
         self.limits, self.stats = RateLimits(), TunnelStats()
         self.forwarder: Forwarder | None = None
+        self.dev: DevInbox | None = None  # under `reflex run`: the dev overlay's copy of the server SDK's envelopes
+        self.dev_relay: Callable[[bytes], None] | None = None  # ... and Spotlight's (SENTRY_SPOTLIGHT)
         self._on_commit, self._quiet = on_commit, tuple(quiet_loggers)
         self.tunnel = Tunnel(settings, store, self.limits, self.stats, on_commit=self.wake)
         if settings.scrub and settings.dsn is not None:  # Sentry mode, scrubbed before the outbox write
@@ -85,7 +88,7 @@ class Runtime:
                 loop.call_soon_threadsafe(self.wake, dsn)
 
         transport = server.start(self.settings, self.store, on_commit=committed, quiet=self._quiet,
-                                 prepare=self.server_body)
+                                 prepare=self.server_body, dev=self.dev, dev_relay=self.dev_relay)
         try:
             yield
         finally:

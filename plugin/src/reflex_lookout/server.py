@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sentry_sdk
 from sentry_sdk.integrations import DidNotEnable, Integration
@@ -30,6 +30,12 @@ from reflex_lookout import event_errors, event_tracing
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.server_transport import OutboxTransport
 from reflex_lookout.settings import MonitoringSettings
+from reflex_lookout.settings_error import SettingsError
+
+if TYPE_CHECKING:
+    from sentry_sdk.transport import Transport
+
+    from reflex_lookout.dev_inbox import DevInbox
 
 # Loggers whose records never become Sentry events, logs or breadcrumbs: the reporting pipeline
 # itself (reporting the tunnel's or forwarder's trouble through them would feed on itself) and the
@@ -38,6 +44,7 @@ from reflex_lookout.settings import MonitoringSettings
 QUIET_LOGGERS = (
     "reflex_lookout", "reflex_lookout.runtime", "reflex_lookout.tunnel", "reflex_lookout.forwarder",
     "reflex_lookout.outbox", "reflex_lookout.server", "reflex_lookout.server_transport", "reflex_lookout.background",
+    "reflex_lookout.spotlight",
     "granian.access", "uvicorn.access",
 )
 
@@ -58,7 +65,8 @@ def server_options(settings: MonitoringSettings, app_logger: str | None = None) 
     """What sentry-sdk is initialised with (the transport is added by `start`). `app_logger`: the
     parent of the app's loggers (default: its `app_name`), whose records are the Sentry logs."""
     return {
-        "dsn": str(settings.reporting_dsn),
+        # None: the dev overlay's alone (no DSN under `reflex run`: dev_transport.py keeps what is captured).
+        "dsn": str(settings.reporting_dsn) if settings.dsn is not None or _has_reporting_dsn(settings) else None,
         "environment": settings.environment,
         "release": settings.release,
         "traces_sample_rate": settings.traces_sample_rate,
@@ -66,6 +74,7 @@ def server_options(settings: MonitoringSettings, app_logger: str | None = None) 
         "debug": settings.debug,
         "max_breadcrumbs": settings.max_breadcrumbs,
         "transport_queue_size": settings.transport_buffer_size,
+        "spotlight": False,  # sentry-sdk's own: DSN-less it turns on PII and samples all; SpotlightRelay posts instead
         "send_default_pii": False,
         # Frame locals would carry the Reflex session token and whole state objects.
         "include_local_variables": False,
@@ -80,6 +89,14 @@ def server_options(settings: MonitoringSettings, app_logger: str | None = None) 
         "before_breadcrumb": event_tracing.keep_breadcrumb,
         "before_send_log": functools.partial(app_logs_only, app_logger=app_logger or app_logger_name()),
     }
+
+
+def _has_reporting_dsn(settings: MonitoringSettings) -> bool:
+    """Whether the settings answer a DSN to report with (Lookout's answer its local inbox's)."""
+    try:
+        return settings.reporting_dsn is not None
+    except SettingsError:
+        return False
 
 
 def _disabled_integrations() -> list[Integration]:
@@ -125,10 +142,13 @@ def configure_logging(settings: MonitoringSettings, app_logger: str | None = Non
 _started = False
 
 
-def start(settings: MonitoringSettings, store: OutboxStore, on_commit: Callable[[str], None],
-          quiet: Sequence[str] = (), prepare: Callable[[str, bytes], bytes] | None = None) -> OutboxTransport | None:
+def start(settings: MonitoringSettings, store: OutboxStore | None, on_commit: Callable[[str], None],
+          quiet: Sequence[str] = (), prepare: Callable[[str, bytes], bytes] | None = None,
+          dev: DevInbox | None = None, dev_relay: Callable[[bytes], None] | None = None) -> Transport | None:
     """Initialise sentry-sdk for this process (once; a second call does nothing; nor does a call in
-    a process whose app started sentry-sdk itself: it is left as the app set it up)."""
+    a process whose app started sentry-sdk itself: it is left as the app set it up). Its envelopes
+    go to the outbox (`store`), and under `reflex run` to the dev overlay (`dev`) too; without a
+    store, to the overlay alone."""
     global _started
     if _started or not settings.server:
         return None
@@ -138,10 +158,18 @@ def start(settings: MonitoringSettings, store: OutboxStore, on_commit: Callable[
         return None
     app_logger = app_logger_name()
     options = server_options(settings, app_logger)
-    transport = OutboxTransport(
-        options, store, local=settings.dsn is None, max_bytes=settings.outbox_max_bytes, on_commit=on_commit,
-        prepare=prepare,
-    )
+    transport: Transport | None = None
+    if store is not None:
+        transport = OutboxTransport(
+            options, store, local=settings.dsn is None, max_bytes=settings.outbox_max_bytes, on_commit=on_commit,
+            prepare=prepare,
+        )
+    if dev is not None:
+        from reflex_lookout.dev_transport import DevTransport
+
+        transport = DevTransport(options, dev, transport, relay=dev_relay)
+    if transport is None:
+        return None
     sentry_sdk.init(transport=transport, **options)
     configure_logging(settings, app_logger, quiet)
     if settings.release is None:

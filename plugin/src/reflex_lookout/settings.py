@@ -26,7 +26,7 @@ OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden fol
 MIN_TOKEN_CHARS = 16  # LOOKOUT_TUNNEL_STATS_TOKEN: a shorter secret is guessable
 # What `Monitoring(...)` takes; every other field is the specification's.
 OPTIONS = ("dsn", "environment", "release", "tunnel_path", "browser", "server", "traces_sample_rate", "log_level",
-           "outbox", "route_load_timeout_ms", "scrub")
+           "outbox", "route_load_timeout_ms", "scrub", "dev_overlay", "editor", "spotlight")
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,14 @@ class MonitoringSettings:
     # Sentry mode: scrub PII (Relay's defaults) before the outbox write, as a Relay in front of Sentry
     # would (LOOKOUT_SCRUB_BEFORE_FORWARD, Monitoring(scrub=True)); off, the bytes go to Sentry as sent.
     scrub: bool = False
+    # Under `reflex run` (dev mode): the overlay of this tab's errors, traces and logs (dev_overlay.py;
+    # REFLEX_LOOKOUT_DEV_OVERLAY); production builds carry none of it whatever this says.
+    dev_overlay: bool = True
+    # Where the overlay's frames open: a template with {path}, {line} and {column} (REFLEX_LOOKOUT_EDITOR:
+    # a scheme such as vscode or cursor, or a template of its own).
+    editor: str = "vscode://file{path}:{line}:{column}"  # {path} is absolute: vscode://file/home/...
+    # Spotlight's sidecar (SENTRY_SPOTLIGHT: on, or its URL): each envelope is sent there too ("": off).
+    spotlight: str = ""
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -127,6 +135,9 @@ class MonitoringSettings:
             route_load_timeout_ms=read.positive("route_load_timeout_ms", "LOOKOUT_ROUTE_LOAD_TIMEOUT_MS",
                                                 defaults.route_load_timeout_ms),
             scrub=read.switch("scrub", "LOOKOUT_SCRUB_BEFORE_FORWARD", defaults.scrub),
+            dev_overlay=read.switch("dev_overlay", "REFLEX_LOOKOUT_DEV_OVERLAY", defaults.dev_overlay),
+            editor=read.editor("editor", "REFLEX_LOOKOUT_EDITOR", defaults.editor),
+            spotlight=read.sidecar("spotlight", "SENTRY_SPOTLIGHT"),
             # Variables only (no option): the tunnel's and the forwarder's limits.
             extra_tunnel_dsns=tuple(Dsn.parse(d) for d in read.words("SENTRY_TUNNEL_ALLOWED_DSNS")),
             tunnel_origins=tuple(o.rstrip("/") for o in read.words("LOOKOUT_TUNNEL_ALLOWED_ORIGINS")),
@@ -157,6 +168,17 @@ class MonitoringSettings:
             return self.given_environment
         mode = (os.environ if self.run_env is None else self.run_env).get("REFLEX_ENV_MODE", "")
         return "production" if mode.strip() == "prod" else "development"
+
+    @property
+    def dev_mode(self) -> bool:
+        """Whether this is `reflex run` in dev mode (REFLEX_ENV_MODE "dev", read when asked, as
+        `environment` reads it); `--env prod` and `reflex export` are not."""
+        return (os.environ if self.run_env is None else self.run_env).get("REFLEX_ENV_MODE", "").strip() == "dev"
+
+    @property
+    def shows_dev_overlay(self) -> bool:
+        """The dev overlay is built into the pages and served by the backend (dev mode, browser monitoring on)."""
+        return self.dev_overlay and self.browser and self.dev_mode
 
     @property
     def reporting_dsn(self) -> Dsn:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Mapping
 
 from reflex_lookout.dsn import Dsn
 from reflex_lookout.settings_error import SettingsError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,30}")
+UNSAFE_SCHEMES = ("javascript", "data", "vbscript", "blob", "file", "http", "https")  # not an editor
+SPOTLIGHT_URL = "http://localhost:8969/stream"  # Spotlight's sidecar, where its SDK integrations look by default
 
 
 class Reader:
@@ -58,6 +62,34 @@ class Reader:
         if text not in ("on", "off", "true", "false", "1", "0"):
             raise SettingsError(f"{source} {text!r} must be on or off.")
         return text in ("on", "true", "1")
+
+    def editor(self, option: str, variable: str, default: str) -> str:
+        """A link to a file and line in the developer's editor: a scheme (`vscode`, `cursor`: its
+        `{scheme}://file{path}:{line}:{column}`, the path absolute) or a template holding `{path}`
+        (`idea://open?file={path}&line={line}`)."""
+        text = self.text(option, variable) or default
+        _, source = self._raw(option, variable)
+        if SCHEME.fullmatch(text):
+            text = f"{text}://file{{path}}:{{line}}:{{column}}"
+        scheme = text.split(":", 1)[0].lower()
+        if "{path}" not in text or not SCHEME.fullmatch(scheme) or scheme in UNSAFE_SCHEMES:
+            raise SettingsError(f"{source} {text!r} must be an editor's URL scheme (vscode) or a template "
+                                "with {path} and {line} (idea://open?file={path}&line={line}).")
+        return text
+
+    def sidecar(self, option: str, variable: str) -> str:
+        """Spotlight's sidecar: off ("", 0, false, off), its default address (1, true, on) or a URL of its own."""
+        value, source = self._raw(option, variable)
+        if isinstance(value, bool):
+            return SPOTLIGHT_URL if value else ""
+        text = str(value).strip()
+        if text.lower() in ("", "0", "false", "off", "no"):
+            return ""
+        if text.lower() in ("1", "true", "on", "yes"):
+            return SPOTLIGHT_URL
+        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", text):
+            raise SettingsError(f"{source} {text!r} must be on, off or the sidecar's URL (http://localhost:8969/stream).")
+        return text
 
     def rate(self, option: str, variable: str, default: float) -> float:
         value, source = self._raw(option, variable)
