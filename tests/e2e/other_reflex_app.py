@@ -333,6 +333,8 @@ class OverlayVisit:
     waited_s: dict[str, float] = field(default_factory=dict)  # "throw"/"fail" → seconds from click to badge
     issues: list[dict] = field(default_factory=list)  # per article: text, page, links, frames, spans, logs
     answer: dict = field(default_factory=dict)  # the overlay's route's last answer for the page load's trace
+    after_edit: str | None = None  # the badge once an edit of the page reloaded the backend and the page
+    after_clear: str | None = None  # the badge a few polls after "Clear all"
     console: list[str] = field(default_factory=list)
 
 
@@ -350,9 +352,11 @@ ISSUES_JS = f"""() => [...document.querySelector('{OVERLAY}').shadowRoot.querySe
 }}))"""
 
 
-def overlay_visit(browser: Browser, url: str) -> OverlayVisit:
+def overlay_visit(browser: Browser, url: str, page_file: Path) -> OverlayVisit:
     """Open the page, click the browser error's and the handler error's buttons (timing each until the
-    overlay's badge counts it), log a line, then open the overlay and read every issue in it."""
+    overlay's badge counts it), log a line, then open the overlay and read every issue in it; then edit the
+    page's Python (`page_file`: Reflex reloads the backend and Vite updates the page), read the badge, and
+    clear every issue, as a developer does once the edit fixed them."""
     seen = OverlayVisit()
     context = browser.new_context()
     try:
@@ -376,6 +380,20 @@ def overlay_visit(browser: Browser, url: str) -> OverlayVisit:
         seen.issues = page.evaluate(ISSUES_JS)
         seen.answer = page.evaluate(
             "async () => (await fetch('/monitoring/dev/events?after=0&traces=' + window.lookout._trace.t)).json()")
+        original = page_file.read_text()
+        page_file.write_text(original.replace('rx.heading("another app"', 'rx.heading("another app, edited"'))
+        try:
+            page.wait_for_function("() => document.querySelector('#title')?.textContent === 'another app, edited'",
+                                   timeout=120_000)
+            page.wait_for_timeout(3000)  # a few of the overlay's polls, against the reloaded backend
+            seen.after_edit = page.evaluate(BADGE_TEXT)
+            if not page.is_visible(f"{OVERLAY} #lookout-dev-panel"):
+                page.click(f"{OVERLAY} #lookout-dev-badge")
+            page.click(f"{OVERLAY} #lookout-dev-clear-all")
+            page.wait_for_timeout(3000)
+            seen.after_clear = page.evaluate(BADGE_TEXT)
+        finally:
+            page_file.write_text(original)
     finally:
         context.close()
     return seen

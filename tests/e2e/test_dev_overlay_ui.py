@@ -406,6 +406,27 @@ def test_a_restarted_backend_is_asked_from_zero_and_the_list_stays(overlay: Page
     expect(overlay.locator("#lookout-dev-badge")).to_have_text("3 errors")
 
 
+def test_a_reloaded_page_keeps_what_the_tab_showed_and_what_it_cleared(overlay: Page, backend: Backend) -> None:
+    """An edit can reload the backend (its memory empty) and the page: the tab still lists what failed before."""
+    expect(overlay.locator("#lookout-dev-badge")).to_have_text("2 errors")
+    backend.restart("after-the-edit")
+    overlay.reload()
+    overlay.wait_for_function("() => window.__lookoutDevOverlay !== undefined")
+    open_panel(overlay)
+    expect(overlay.locator("#lookout-dev-badge")).to_have_text("2 errors")
+    other_tab = overlay.context.new_page()  # another tab: its own session, whose errors are none yet
+    other_tab.goto(overlay.url)
+    other_tab.wait_for_function("() => window.__lookoutDevOverlay !== undefined")
+    other_tab.wait_for_timeout(1500)  # two polls
+    expect(other_tab.locator("#lookout-dev-badge")).to_have_text("0 errors")
+    overlay.locator("#lookout-dev-clear-all").click()
+    expect(overlay.locator("#lookout-dev-badge")).to_have_text("0 errors")
+    overlay.reload()
+    overlay.wait_for_function("() => window.__lookoutDevOverlay !== undefined")
+    overlay.wait_for_timeout(1500)  # two polls
+    expect(overlay.locator("#lookout-dev-badge")).to_have_text("0 errors")
+
+
 def test_a_failing_backend_shows_reconnecting_until_it_answers_again(overlay: Page, backend: Backend) -> None:
     open_panel(overlay)
     status = overlay.locator(".lookout-status")

@@ -223,7 +223,7 @@ def alone(built: tuple[Path, Path], browser: Browser, work: Path) -> Iterator[tu
         with step("dev, no DSN: reflex run until it answers"):
             server.start()
         with step("dev, no DSN: Chromium visit with the overlay"):
-            seen = overlay_visit(browser, server.url)
+            seen = overlay_visit(browser, server.url, root / APP_NAME / f"{APP_NAME}.py")
         print(f"\nthe overlay counted each error after (s): {seen.waited_s}")
         yield server, seen
     finally:
@@ -263,6 +263,13 @@ def test_the_overlay_shows_the_handler_error_with_its_python_frame_and_trace(
         issue, [(i["python_page"], i["url"], i["transaction"], i.get("route")) for i in seen.answer.get("issues", [])])
     assert any("State.fail" in span for span in issue["spans"]), issue["spans"]  # the handler's transaction
     assert any("pageload" in span for span in issue["spans"]), issue["spans"]  # in the page load's trace
+
+
+def test_the_overlay_survives_an_edit_and_clears(alone: tuple[OtherAppServer, OverlayVisit]) -> None:
+    """An edit of the page reloads the backend (its memory starts empty) and updates the page: the overlay is
+    still there with what it showed, and "Clear all" leaves it at zero."""
+    _, seen = alone
+    assert (seen.after_edit, seen.after_clear) == ("2 errors", "0 errors"), seen.console[-20:]
 
 
 def test_the_overlay_counts_each_error_promptly(alone: tuple[OtherAppServer, OverlayVisit]) -> None:

@@ -500,6 +500,49 @@ function render(overlay) {
   if (!ui.panel.hidden) renderList(overlay, issues); // a closed panel costs nothing to keep current
 }
 
+// ---- Kept for this tab across page reloads: a backend reload may reload the page too, and the
+// developer still wants to see what failed before the edit (sessionStorage: this tab's, and only it).
+const STORE_KEY = "lookout-dev-overlay";
+const MAX_STORED_CHARS = 2 * 1024 * 1024;
+
+function save(state) {
+  try {
+    const issues = [...state.issues.values()];
+    const traces = [...state.traces.entries()];
+    const cleared = [...state.cleared.entries()];
+    let text = JSON.stringify({ issues, traces, cleared });
+    if (text.length > MAX_STORED_CHARS) text = JSON.stringify({ issues, traces: [], cleared });
+    if (text.length <= MAX_STORED_CHARS) window.sessionStorage.setItem(STORE_KEY, text);
+  } catch (_) {
+    // storage full or refused: the overlay goes on without it
+  }
+}
+
+function restore(state) {
+  let kept;
+  try {
+    kept = JSON.parse(window.sessionStorage.getItem(STORE_KEY) || "null");
+  } catch (_) {
+    return;
+  }
+  if (!isObj(kept)) return;
+  for (const issue of arr(kept.issues).slice(-MAX_ISSUES)) {
+    if (isObj(issue) && typeof issue.key === "string" && isNum(issue.count) && isNum(issue.last)) state.issues.set(issue.key, issue);
+  }
+  for (const entry of arr(kept.traces)) {
+    if (Array.isArray(entry) && TRACE_ID.test(entry[0]) && isObj(entry[1])) state.traces.set(entry[0], cleanTraceKept(entry[1]));
+  }
+  for (const entry of arr(kept.cleared).slice(-MAX_CLEARED)) {
+    if (Array.isArray(entry) && typeof entry[0] === "string" && isObj(entry[1])) state.cleared.set(entry[0], entry[1]);
+  }
+  trim(state);
+}
+
+// A stored trace, as `cleanTrace` made it: only its arrays are trusted to be arrays.
+function cleanTraceKept(trace) {
+  return { transactions: arr(trace.transactions), logs: arr(trace.logs), version: 0 };
+}
+
 // ---- Talking to the backend.
 // The browser's own fetch, not the page's: the SDK wraps window.fetch, and the overlay's polls would
 // otherwise be a breadcrumb each and keep the page load's transaction from ever going idle. A fresh
@@ -552,6 +595,7 @@ function clearKeys(overlay, keys) {
     state.issues.delete(key);
   }
   trim(state);
+  save(state);
   fetchWithTimeout(overlay.options.clearUrl, {
     method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ keys }),
   }).catch(() => {}); // the answer does not matter: the list is already without them
@@ -570,7 +614,10 @@ async function poll(overlay) {
       overlay.budget = MAX_MODULES_PER_POLL;
       for (const [key, entry] of overlay.mappings) if (entry.result && !entry.result.complete) overlay.mappings.delete(key);
       try {
-        merge(overlay.state, await fetchAnswer(overlay));
+        const before = overlay.state.version;
+        const answer = await fetchAnswer(overlay);
+        merge(overlay.state, answer);
+        if (arr(answer.issues).length || overlay.state.version !== before) save(overlay.state);
         overlay.offline = false;
       } catch (_) {
         overlay.offline = true; // the backend is reloading (network error, 5xx, not JSON): ask again
@@ -662,6 +709,7 @@ export function mount({ eventsUrl, clearUrl, traces }) {
     modules: new Map(), mappings: new Map(), rendered: new Map(), ui: null,
   };
   window.__lookoutDevOverlay = overlay;
+  restore(overlay.state);
   buildUi(overlay);
   render(overlay);
   poll(overlay);
