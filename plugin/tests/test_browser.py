@@ -83,7 +83,10 @@ def test_the_entry_client_adds_react_root_error_callbacks() -> None:
 def test_root_imports_nothing_of_sentry_which_is_installed_at_a_pinned_version() -> None:
     component = browser.BrowserMonitoring.create()
     assert browser.SENTRY_REACT == "@sentry/react@11.12.0"
-    assert component.lib_dependencies == [browser.SENTRY_REACT]  # installed, never rendered
+    # installed, never rendered; source-map-js is imported by the dev overlay alone (declared in every mode so that
+    # package.json stays the same in dev and prod)
+    assert component.lib_dependencies == [browser.SENTRY_REACT, browser.SOURCE_MAP_JS]
+    assert "source-map" not in browser.INIT_JS.read_text()
     assert not [lib for lib in component.add_imports() if "sentry" in lib]
     assert "Sentry_" not in browser.INIT_JS.read_text() and "@sentry" not in browser.INIT_JS.read_text()
 

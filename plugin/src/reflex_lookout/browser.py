@@ -41,8 +41,11 @@ ENTRY_CLIENT_JS = JS / "entry.client.js"
 DEV_START_JS = JS / "dev_start.js"
 DEV_OVERLAY_JS = JS / "dev_overlay.js"
 DEV_OVERLAY_MODULE = "app/lookout_dev_overlay.js"
-# The overlay maps a dev module's frames with its inline source map (Vite's own dependency).
-SOURCE_MAP_JS = "source-map-js@^1.2.1"  # what postcss (in every Reflex app) asks for
+# The dev overlay maps a dev module's frames with its inline source map: Vite's own library, which
+# postcss (in every Reflex app) installs anyway. Declared by the browser monitoring in every mode, so that
+# the app's package.json is the same in dev and prod (Reflex writes it from the components compiled);
+# only the dev overlay imports it, so a production build bundles none of it.
+SOURCE_MAP_JS = "source-map-js@^1.2.1"
 # What the pages report with under `reflex run` when no DSN is set: the dev overlay's alone (the SDK
 # needs a DSN to run; its tunnel is the overlay's route, so nothing is sent anywhere else).
 DEV_ONLY_DSN = Dsn.parse("http://reflex_lookout_dev@localhost/1")  # the browser SDK takes \w+ keys, no project 0
@@ -149,7 +152,7 @@ class BrowserMonitoring(rx.Component):
     (`lib_dependencies`; `Plugin.get_frontend_dependencies` would bundle it as a namespace import)."""
 
     tag = "LookoutMonitoring"
-    lib_dependencies: list[str] = [SENTRY_REACT]
+    lib_dependencies: list[str] = [SENTRY_REACT, SOURCE_MAP_JS]
 
     def add_imports(self) -> ImportDict:
         return {
@@ -167,7 +170,6 @@ class DevOverlay(rx.Component):
     which imports the overlay (`js/dev_overlay.js`, written as DEV_OVERLAY_MODULE) after hydration."""
 
     tag = "LookoutDevOverlay"
-    lib_dependencies: list[str] = [SOURCE_MAP_JS]
 
     def add_imports(self) -> ImportDict:
         return {"react": [ImportVar(tag="useEffect")]}
