@@ -166,3 +166,16 @@ def test_the_sentry_debug_flag_follows_the_setting_and_is_replaced_on_recompile(
     assert browser.add_sentry_flags(on, debug=False) == off
     both = browser.add_proxy(off, ["/monitoring"], "http://localhost:8000")
     assert browser.add_sentry_flags(both, debug=False) == both  # the edits leave each other alone
+
+
+def test_the_feedback_widget_is_in_the_pages_only_when_asked_for() -> None:
+    """Monitoring(feedback=True): the widget's module (js/feedback.js); otherwise one that imports nothing, so the
+    SDK chunk's import of it bundles none of Sentry's feedback code."""
+    off = MonitoringSettings.resolve({}, {})
+    on = MonitoringSettings.resolve({"feedback": True}, {})
+    assert not off.feedback and MonitoringSettings.resolve({}, {"REFLEX_LOOKOUT_FEEDBACK": "on"}).feedback
+    assert browser.feedback_module(on) == browser.FEEDBACK_JS.read_text() and "feedbackIntegration" in browser.feedback_module(on)
+    assert "import" not in browser.feedback_module(off) and "export function start" in browser.feedback_module(off)
+    dsn = MonitoringSettings.resolve({"dsn": "http://k@127.0.0.1:3000/2"}, {}).dsn
+    assert browser.browser_config(on, dsn)["feedback"] is True and browser.browser_config(off, dsn)["feedback"] is False
+    assert 'import("$/app/lookout_feedback.js")' in browser.SDK_JS.read_text()

@@ -24,7 +24,7 @@ import sqlalchemy
 from playwright.sync_api import Browser
 
 from app.inbox.reading import InboxReader
-from app.inbox.tables import EVENTS, LOGS, TRANSACTIONS
+from app.inbox.tables import EVENTS, FEEDBACK, LOGS, TRANSACTIONS
 from tests.e2e.app_server import ROOT
 from tests.services import free_port, stop_group
 
@@ -35,6 +35,7 @@ APP_NAME = "other_app"
 BROWSER_ERROR = "other app: a browser error on purpose"
 HANDLER_ERROR = "other app: a handler error on purpose"
 LOG_LINE = "other app: a log line on purpose"
+FEEDBACK_TEXT = "other app: the button broke, said a user"  # sent with Sentry's feedback widget (prod run)
 # The route module Reflex generates for the index page (the browser error's frames map to it).
 INDEX_MODULE = ".web/app/routes/_index.jsx"
 # The dev overlay (issue 39): its element and shadow root, as the plugin's js/dev_overlay.js makes them.
@@ -240,6 +241,7 @@ class Visit:
     console: list[str] = field(default_factory=list)
     toast: bool = False
     overlay: str | None = None  # the dev overlay's badge at the end (None: no overlay in the page)
+    feedback_widget: bool = False  # Sentry's feedback widget was in the page (and a feedback was sent with it)
 
 
 def visit(browser: Browser, url: str) -> Visit:
@@ -260,6 +262,14 @@ def visit(browser: Browser, url: str) -> Visit:
         page.click("#log")
         page.wait_for_function("() => document.querySelector('#logged')?.textContent === '1'", timeout=30_000)
         page.wait_for_timeout(1000)
+        seen.feedback_widget = page.locator("#sentry-feedback").count() > 0
+        if seen.feedback_widget:  # a user tells what happened, after the browser error
+            page.get_by_role("button", name="Report a Bug").click()
+            page.locator("#sentry-feedback input[name=name]").fill("Ada")
+            page.locator("#sentry-feedback input[name=email]").fill("ada@example.com")
+            page.locator("#sentry-feedback textarea[name=message]").fill(FEEDBACK_TEXT)
+            page.get_by_role("button", name="Send Bug Report").click()
+            page.wait_for_timeout(1000)
         seen.toast = page.evaluate("() => document.body.innerText.includes('Something went wrong')")
         if page.evaluate(f"() => !!document.querySelector('{OVERLAY}')"):  # dev: wait until it counted both errors
             page.wait_for_function(f"() => ({BADGE_TEXT})() === '2 errors'", timeout=20_000)
@@ -303,6 +313,21 @@ class Received:
             if rows or time.monotonic() > deadline:
                 return rows
             time.sleep(0.3)
+
+    def feedback(self, text: str, timeout: float = 45) -> dict | None:
+        """The feedback whose message holds `text`, as stored (the event it names, the reporter)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.engine.connect() as connection:
+                found = connection.execute(sqlalchemy.select(FEEDBACK).where(
+                    FEEDBACK.c.project_id == self.project_id, FEEDBACK.c.message.contains(text))).mappings().first()
+            if found is not None or time.monotonic() > deadline:
+                return dict(found) if found is not None else None
+            time.sleep(0.3)
+
+    def issue_of(self, event_id: str) -> int | None:
+        with self.engine.connect() as connection:
+            return connection.execute(sqlalchemy.select(EVENTS.c.issue_id).where(EVENTS.c.event_id == event_id)).scalar()
 
     def log_lines(self, text: str, timeout: float = 45) -> list[dict]:
         deadline = time.monotonic() + timeout

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser
 
+from app.inbox.reading import InboxReader
 from app.projects.options_store import ProjectOptionsStore
 from app.projects.registry import Projects
 from app.projects.sourcemap_options import SourceMapOptions
@@ -41,6 +42,7 @@ from app.sourcemaps.tokens import Tokens
 from tests.e2e.other_reflex_app import (
     APP_NAME,
     BROWSER_ERROR,
+    FEEDBACK_TEXT,
     HANDLER_ERROR,
     INDEX_MODULE,
     LOG_LINE,
@@ -120,7 +122,9 @@ def run(request: pytest.FixtureRequest, built: tuple[Path, Path], lookout: Secon
     _row, token = Tokens(lookout.engine).add(project.id, label=f"other app {mode}")
     dsn = f"http://{project.public_key}@127.0.0.1:{lookout.server.port}/{project.id}"
     env = {**app_env(venv, dsn), "SENTRY_URL": lookout.server.url, "SENTRY_AUTH_TOKEN": token,
-           "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id)}
+           "SENTRY_ORG": "lookout", "SENTRY_PROJECT": str(project.id),
+           # Sentry's feedback widget (off by default): in prod; the dev run shows it stays out unless asked for.
+           "REFLEX_LOOKOUT_FEEDBACK": "on" if mode == "prod" else ""}
     server = OtherAppServer(root, venv, env, work / f"{mode}.log", dev=mode == "dev")
     if server.dev:  # its frames name Vite's modules: the project lists that dev server (design §7)
         ProjectOptionsStore(lookout.engine).set_sourcemaps(project.id, SourceMapOptions(dev_servers=(server.url,)))
@@ -288,3 +292,22 @@ def test_the_prod_build_carries_none_of_the_overlay(run: Run) -> None:
         assert run.visit.overlay is None, run.visit.overlay
     else:
         assert run.visit.overlay == "2 errors", (run.visit.overlay, _context(run))
+
+
+def test_feedback_from_the_widget_is_on_its_errors_issue(run: Run) -> None:
+    """Issue 40: `REFLEX_LOOKOUT_FEEDBACK=on` puts Sentry's feedback widget in the pages (prod run); a user's feedback
+    sent after the page's browser error names that error, and the issue page's reader lists it there. Off by
+    default (dev run): no widget."""
+    if run.mode != "prod":
+        assert not run.visit.feedback_widget
+        return
+    assert run.visit.feedback_widget, _context(run)
+    feedback = run.received.feedback(FEEDBACK_TEXT)
+    assert feedback is not None, f"no feedback in the Lookout's project{_context(run)}"
+    assert (feedback["name"], feedback["email"]) == ("Ada", "ada@example.com"), feedback
+    error = run.received.error(BROWSER_ERROR)
+    assert error is not None and feedback["event_id"] == error["event_id"], (feedback, error and error["event_id"])
+    issue_id = run.received.issue_of(error["event_id"])
+    assert issue_id is not None
+    shown = InboxReader(run.received.engine).feedback(issue_id)  # what the issue page shows (app/pages/issue_state.py)
+    assert [f["message"] for f in shown] == [FEEDBACK_TEXT], shown

@@ -41,6 +41,10 @@ ENTRY_CLIENT_JS = JS / "entry.client.js"
 DEV_START_JS = JS / "dev_start.js"
 DEV_OVERLAY_JS = JS / "dev_overlay.js"
 DEV_OVERLAY_MODULE = "app/lookout_dev_overlay.js"
+FEEDBACK_JS = JS / "feedback.js"
+FEEDBACK_MODULE = "app/lookout_feedback.js"
+NO_FEEDBACK = ("// Monitoring(feedback=True) puts Sentry's feedback widget here (reflex_lookout/js/feedback.js).\n"
+               "export function start() {}\n")
 # The dev overlay maps a dev module's frames with its inline source map: Vite's own library, which
 # postcss (in every Reflex app) installs anyway. Declared by the browser monitoring in every mode, so that
 # the app's package.json is the same in dev and prod (Reflex writes it from the components compiled);
@@ -99,7 +103,16 @@ def _config(settings: MonitoringSettings, dsn: Dsn) -> dict[str, Any]:
         "loaderEnvelopeMaxBytes": settings.loader_envelope_max_bytes,
         "ignoreErrors": list(settings.ignored_errors),
         "notFoundRouteId": settings.not_found_route_id,
+        "feedback": settings.feedback,
     }
+
+
+def feedback_module(settings: MonitoringSettings) -> str:
+    """The text of `.web/app/lookout_feedback.js`: the widget's module (js/feedback.js) when it is on, else
+    one that does nothing, so that the SDK chunk's import of it bundles none of the widget."""
+    if settings.feedback:
+        return FEEDBACK_JS.read_text()
+    return NO_FEEDBACK
 
 
 def config_json(settings: MonitoringSettings, dsn: Dsn | None) -> str:

@@ -60,6 +60,7 @@ class Monitoring(Plugin):
         dev_overlay: bool | None = None,
         editor: str | None = None,
         spotlight: bool | str | None = None,
+        feedback: bool | None = None,
         destination: str | None = None,
         dev_proxy: tuple[str, ...] = (),
     ) -> None:
@@ -68,6 +69,7 @@ class Monitoring(Plugin):
             "browser": browser, "server": server, "traces_sample_rate": traces_sample_rate,
             "log_level": log_level, "outbox": outbox, "route_load_timeout_ms": route_load_timeout_ms,
             "scrub": scrub, "dev_overlay": dev_overlay, "editor": editor, "spotlight": spotlight,
+            "feedback": feedback,
         }
         try:
             self.settings = MonitoringSettings.resolve({k: v for k, v in options.items() if v is not None}, os.environ)
@@ -149,6 +151,7 @@ class Monitoring(Plugin):
                 (str(web / constants.Embed.ENTRY_PATH), browser.ENTRY_CLIENT_JS.read_text()),
                 (str(web / browser.SDK_MODULE), browser.SDK_JS.read_text()),
                 (str(web / browser.LOADER_MODULE), browser.loader_module(settings, dsn)),
+                (str(web / browser.FEEDBACK_MODULE), browser.feedback_module(settings)),
             ]
             if settings.shows_dev_overlay:  # dev mode only: a production build has none of it
                 written.append((str(web / browser.DEV_OVERLAY_MODULE), browser.DEV_OVERLAY_JS.read_text()))

@@ -26,7 +26,7 @@ OUTBOX_DIR = ".lookout"  # hidden: Reflex's hot reload does not watch hidden fol
 MIN_TOKEN_CHARS = 16  # LOOKOUT_TUNNEL_STATS_TOKEN: a shorter secret is guessable
 # What `Monitoring(...)` takes; every other field is the specification's.
 OPTIONS = ("dsn", "environment", "release", "tunnel_path", "browser", "server", "traces_sample_rate", "log_level",
-           "outbox", "route_load_timeout_ms", "scrub", "dev_overlay", "editor", "spotlight")
+           "outbox", "route_load_timeout_ms", "scrub", "dev_overlay", "editor", "spotlight", "feedback")
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,8 @@ class MonitoringSettings:
     editor: str = "vscode://file{path}:{line}:{column}"  # {path} is absolute: vscode://file/home/...
     # Spotlight's sidecar (SENTRY_SPOTLIGHT: on, or its URL): each envelope is sent there too ("": off).
     spotlight: str = ""
+    # Sentry's user feedback widget in the pages (REFLEX_LOOKOUT_FEEDBACK; js/feedback.js).
+    feedback: bool = False
     # Further DSNs the tunnel accepts besides `dsn` (SENTRY_TUNNEL_ALLOWED_DSNS).
     extra_tunnel_dsns: tuple[Dsn, ...] = ()
     # Origins besides the app's own that may post to the tunnel (LOOKOUT_TUNNEL_ALLOWED_ORIGINS).
@@ -138,6 +140,7 @@ class MonitoringSettings:
             dev_overlay=read.switch("dev_overlay", "REFLEX_LOOKOUT_DEV_OVERLAY", defaults.dev_overlay),
             editor=read.editor("editor", "REFLEX_LOOKOUT_EDITOR", defaults.editor),
             spotlight=read.sidecar("spotlight", "SENTRY_SPOTLIGHT"),
+            feedback=read.switch("feedback", "REFLEX_LOOKOUT_FEEDBACK", defaults.feedback),
             # Variables only (no option): the tunnel's and the forwarder's limits.
             extra_tunnel_dsns=tuple(Dsn.parse(d) for d in read.words("SENTRY_TUNNEL_ALLOWED_DSNS")),
             tunnel_origins=tuple(o.rstrip("/") for o in read.words("LOOKOUT_TUNNEL_ALLOWED_ORIGINS")),

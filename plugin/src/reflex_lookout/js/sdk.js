@@ -55,6 +55,7 @@ export function start() {
   }
   for (const name of HANDLERS) L._trap(name, window[name]);
   handOver();
+  if (C.feedback) import("$/app/lookout_feedback.js").then((feedback) => feedback.start(getClient()));
 }
 
 function startSdk() {
