@@ -13,7 +13,21 @@ from app.components.page import add_pages
 from app.console import state as console
 from app.monitoring.page_policy import PagePolicy
 from app.origin_guard import OriginGuard
-from app.pages import alerts, home, issue, issues, logs, not_found, project_settings, sign_in, tokens, traces, try_errors  # noqa: F401 (imported for their pages, which they register)
+from app.pages import (  # noqa: F401 (imported for their pages, which they register)
+    alerts,
+    feedback,
+    home,
+    issue,
+    issues,
+    logs,
+    monitors,
+    not_found,
+    project_settings,
+    sign_in,
+    tokens,
+    traces,
+    try_errors,
+)
 from app.settings import SETTINGS
 from app.sourcemaps import own_build
 from app.webapi.cors import WebApiCors

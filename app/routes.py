@@ -8,7 +8,9 @@ ISSUE = "/issue"  # ?id=N
 TRACES = "/traces"
 TRACE = "/trace"  # ?id=<trace id>
 LOGS = "/logs"
+FEEDBACK = "/feedback"  # what users wrote (?project=N, ?before=<id>)
 ALERTS = "/alerts"
+MONITORS = "/monitors"  # cron monitors and their check-ins
 TOKENS = "/tokens"
 SETTINGS = "/settings"  # each project's inbound filters and scrubbing options (a picker chooses the project)
 SIGN_IN = "/signin"
@@ -20,7 +22,9 @@ NAVIGATION: list[tuple[str, str]] = [
     ("Issues", ISSUES),
     ("Traces", TRACES),
     ("Logs", LOGS),
+    ("Feedback", FEEDBACK),
     ("Alerts", ALERTS),
+    ("Monitors", MONITORS),
     ("Tokens", TOKENS),
     ("Settings", SETTINGS),
     ("Try it", TRY),

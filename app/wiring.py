@@ -8,6 +8,7 @@ process that has this one (reflex_lookout/runtime.py `current`).
                                                       feeder reads it, symbolicated, into the inbox
     inbox ingest txn ──▶ alert rows (app/alerts/triggers.py) ──alert sender (lease holder)──▶ e-mail, webhooks
                      └─▶ tag queue ──tag counter (lease holder)──▶ tag index (app/ingest/tag_counter.py)
+    check-ins ──▶ monitors; monitor watcher (lease holder, every 15 s) ──▶ missed/timeout + alert rows (app/monitors/)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from app.ingest.store import InboxStore
 from app.ingest.tag_backfill import TagBackfill
 from app.ingest.tag_counter import TagCounter
 from app.local_inbox import outbox_store
+from app.monitors.watcher import MonitorWatcher
 from app.projects.registry import settle_local_dsn
 from app.settings import SETTINGS, Settings
 from app.sourcemaps import upload_api
@@ -65,6 +67,7 @@ class Lookout:
         self.feeder: InboxFeeder | None = None  # local mode: reads local rows into the inbox
         self.sender: AlertSender | None = None  # local mode: delivers the alerts the inbox makes due
         self.tag_counter: TagCounter | None = None  # local mode: adds the tag counts ingest queued into the index
+        self.monitor_watcher: MonitorWatcher | None = None  # local mode: cron monitors' missed and overrun runs
         # The plugin's runtime with Lookout's destination (docs/design/reflex-plugin.md §4): the local DSN
         # (settings.reporting_dsn), unread local rows counted as waiting, the feeder woken, quotas admitted.
         self.runtime = Runtime(settings, outbox_store(engine), on_commit=self._wake_feeder,
@@ -127,9 +130,11 @@ class Lookout:
             self.sender = AlertSender(engine, settings, Lease(engine, "alert-sender"))
             with sentry_sdk.isolation_scope():  # their queries and requests are no one's breadcrumbs
                 self.tag_counter = TagCounter(engine, Lease(engine, "tag-counter"))
+                self.monitor_watcher = MonitorWatcher(engine, Lease(engine, "monitor-watcher"), on_alert=self.sender.wake)
                 tasks = [supervise("lookout-inbox-feeder", self.feeder.run),
                          supervise("lookout-alert-sender", self.sender.run),
-                         supervise("lookout-tag-counter", self.tag_counter.run)]
+                         supervise("lookout-tag-counter", self.tag_counter.run),
+                         supervise("lookout-monitor-watcher", self.monitor_watcher.run)]
                 # Events stored before migration 0015: their tags, indexed once; it ends when done (not supervised).
                 backfill = TagBackfill(engine, Lease(engine, "tag-backfill"))
                 tasks.append(asyncio.create_task(backfill.run(), name="lookout-tag-backfill"))

@@ -20,6 +20,7 @@ from sentry_sdk import integrations as sentry_integrations
 from app.settings import SETTINGS
 from reflex_lookout.dsn import Dsn
 from tests import netns, pg_databases, services
+from tests.alerts.receivers import MailReceiver, WebhookReceiver
 from tests.environment import IN_CI, LOCAL_DSN
 
 # Reflex keeps page states on disk in .states/ of the working directory, and each app or state
@@ -148,3 +149,17 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
             engine.dispose()
         if server.process is not None:  # a fault test may have left it stopped
             databases.give_back(name)
+
+
+@pytest.fixture
+def hook() -> Iterator[WebhookReceiver]:
+    """A webhook receiver on loopback (tests/alerts/receivers.py), for alert deliveries."""
+    with WebhookReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def mail() -> Iterator[MailReceiver]:
+    """A real SMTP server on loopback (tests/alerts/receivers.py), for alert e-mails."""
+    with MailReceiver() as receiver:
+        yield receiver

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 RULES = ("new", "regression", "spike", "test")
+# A cron monitor's state changes (app/monitors/): its issue_id is the monitor's id.
+MONITOR_RULES = ("missed", "failed", "timeout", "recovered")
 KINDS = ("email", "slack", "discord", "json")
 WEBHOOK_KINDS = ("slack", "discord", "json")
 ERROR_BYTES = 1024  # at most this much of a failure (an answer's body, an SMTP reply) is kept

@@ -21,7 +21,9 @@ LENGTHS = {"key": 64, "rule": 16, "reason": 200, "project": 100, "title": 200, "
 LINK_LENGTH = 500  # a longer link is shown as text, never as a link
 _MOST_EVENTS = 2**63 - 1  # a database's bigint: no count is larger
 EMPTY = "—"  # shown for an empty field (Discord refuses empty values)
-LABELS = {"new": "New issue", "regression": "Regression", "spike": "Spike", "test": "Test alert"}
+LABELS = {"new": "New issue", "regression": "Regression", "spike": "Spike", "test": "Test alert",
+          "missed": "Monitor missed", "failed": "Monitor failed", "timeout": "Monitor timed out",
+          "recovered": "Monitor recovered"}
 # Line and paragraph breaks, other control characters and bidirectional overrides: none may break
 # a header or a line, or reverse how a title reads.
 _UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

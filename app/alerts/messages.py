@@ -15,12 +15,13 @@ import html
 import json
 import re
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import formatdate, getaddresses
 from typing import Any
 
-from app.alerts.alert import AlertItem, Channel, Outgoing
+from app.alerts.alert import MONITOR_RULES, AlertItem, Channel, Outgoing
 from app.alerts.message_fields import EMPTY, Shown, fit, shown
 
 # The most alerts one message lists, per channel kind. Chat services cap a message: Slack at 50
@@ -33,7 +34,8 @@ SUBJECT_LENGTH = 250
 # E-mail parts quoted-printable or base64, whichever is shorter: 7-bit clean for any SMTP server.
 _SEVEN_BIT = email.policy.default.clone(cte_type="7bit")
 # Discord: the colour of an embed's edge, per rule (red, orange, purple, grey).
-COLORS = {"new": 0xE5484D, "regression": 0xF76B15, "spike": 0x8E4EC6, "test": 0x8B8D98}
+COLORS = {"new": 0xE5484D, "regression": 0xF76B15, "spike": 0x8E4EC6, "test": 0x8B8D98,
+          "missed": 0xE5484D, "failed": 0xE5484D, "timeout": 0xF76B15, "recovered": 0x30A46C}
 
 
 def message_key(items: Sequence[AlertItem]) -> str:
@@ -221,7 +223,7 @@ def _email_text(alerts: list[Shown]) -> str:
     parts = [f"Lookout: {_summary(alerts)}"] if len(alerts) > 1 else []
     for a in alerts:
         facts = [f"{name + ':':<13} {value}" for name, value, _ in a.facts()]
-        page = f"{'Issue page:':<13} {a.link or EMPTY}"
+        page = f"{'Monitors:' if a.rule in MONITOR_RULES else 'Issue page:':<13} {a.link or EMPTY}"
         parts.append("\n".join([f"{a.label} in {a.project}: {a.title}", a.reason, "", *facts, page]))
     return "\n\n".join(parts) + "\n"
 
@@ -235,8 +237,31 @@ def _email_html(alerts: list[Shown]) -> str:
         parts.append(f"<p>Lookout: {e(_summary(alerts))}</p>")
     for a in alerts:
         rows = "".join(f'<tr><th align="left">{name}</th><td>{e(value)}</td></tr>' for name, value, _ in a.facts())
-        page = f'<a href="{e(a.web_link)}">Open the issue in Lookout</a>' if a.web_link else f"Issue page: {e(a.link)}"
+        what = "the monitors" if a.rule in MONITOR_RULES else "the issue"
+        page = f'<a href="{e(a.web_link)}">Open {what} in Lookout</a>' if a.web_link else f"Issue page: {e(a.link)}"
         heading = f"<h2>{a.label} in {e(a.project)}: {e(a.title)}</h2><p>{e(a.reason)}</p>"
         parts.append(f"{heading}<table>{rows}</table><p>{page}</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+# ---- a cron monitor's alert: its title and reason (app/monitors/states.py) ----
+
+
+def monitor_title(slug: str, state: str) -> str:
+    """A monitor alert's title: "Monitor nightly-report: missed"."""
+    return f"Monitor {slug}: {state}"
+
+
+def monitor_reason(rule: str, slug: str, at: float, detail: str = "") -> str:
+    """Why a monitor alerted, naming it, its state and when (UTC): `rule` one of MONITOR_RULES; `at`
+    the deadline it missed, the start of the run that failed or overran, or the ok check-in's time;
+    `detail` what the sentence adds (the margin, the runtime, the state it recovered from)."""
+    when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if rule == "missed":
+        return f"The monitor {slug} missed its check-in expected at {when}{detail}."
+    if rule == "failed":
+        return f"The monitor {slug} checked in with an error at {when}."
+    if rule == "timeout":
+        return f"The monitor {slug}'s run that started at {when} is still in progress{detail}."
+    return f"The monitor {slug} checked in ok at {when}{detail}."

@@ -41,7 +41,7 @@ from sqlalchemy import delete, update
 
 from app import routes
 from app.alerts import channels, mail, messages, outbound, triggers
-from app.alerts.alert import AlertItem, Channel, Delivered
+from app.alerts.alert import MONITOR_RULES, AlertItem, Channel, Delivered
 from app.alerts.delivery_queue import DUE, FAN_OUT_BATCH, Due, drop_orphans, due_channels, fan_out
 from app.alerts.pacing import Pace
 from app.alerts.tables import DELIVERIES
@@ -192,7 +192,8 @@ class AlertSender:
         return [Due(row.delivery_id, row.attempts, self._item(row)) for row in rows]
 
     def _item(self, row: sqlalchemy.Row) -> AlertItem:
-        path = routes.ALERTS if row.rule == "test" else f"{routes.ISSUE}?id={row.issue_id}"
+        path = (routes.ALERTS if row.rule == "test" else routes.MONITORS if row.rule in MONITOR_RULES
+                else f"{routes.ISSUE}?id={row.issue_id}")
         project = row.project or ("Lookout" if row.rule == "test" else f"project {row.project_id}")
         return AlertItem(dedupe_key=row.dedupe_key, rule=row.rule, reason=row.reason, project=project,
                          issue_id=row.issue_id, title=row.title, level=row.level, environment=row.environment,

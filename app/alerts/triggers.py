@@ -145,3 +145,19 @@ def prune(connection: sqlalchemy.Connection, now: float) -> int:
     if ids:
         connection.execute(delete(ALERTS).where(ALERTS.c.id.in_(ids)))
     return len(ids)
+
+
+def monitor_alert(connection: sqlalchemy.Connection, project_id: int, monitor_id: int, rule: str, reason: str,
+                  title: str, schedule: str, environment: str, release: str, at: float,
+                  first_seen: float, last_seen: float) -> None:
+    """The alert of a cron monitor's state change (app/monitors/: `rule` one of MONITOR_RULES), written
+    in the transaction that changes the state: by the ingest of its check-in (failed, recovered) or
+    by the watcher's pass (missed, timeout). Its issue_id is the monitor's id, its culprit the
+    schedule; every channel of the project gets it (the project's issue rules do not apply)."""
+    connection.execute(INSERT_ALERT, {
+        "dedupe_key": uuid.uuid4().hex, "project_id": project_id, "issue_id": monitor_id, "rule": rule,
+        "reason": reason, "created_at": at, "channel_id": None, "fanned_out": False,
+        "title": cut(title, TITLE_LENGTH), "culprit": cut(schedule, CULPRIT_LENGTH),
+        "level": "info" if rule == "recovered" else "error", "environment": environment, "release": release,
+        "first_seen": first_seen, "last_seen": last_seen, "event_count": 0,
+    })

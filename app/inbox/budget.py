@@ -62,7 +62,8 @@ def _deleting(table: sqlalchemy.Table) -> Callable[[sqlalchemy.Connection, list[
 
 
 def _feedback_bytes() -> sqlalchemy.ColumnElement[int]:
-    return stored_bytes(FEEDBACK.c.name) + stored_bytes(FEEDBACK.c.email) + stored_bytes(FEEDBACK.c.message)
+    return (stored_bytes(FEEDBACK.c.name) + stored_bytes(FEEDBACK.c.email) + stored_bytes(FEEDBACK.c.message)
+            + stored_bytes(FEEDBACK.c.url) + stored_bytes(FEEDBACK.c.release))
 
 
 KINDS = (

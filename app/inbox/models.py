@@ -248,7 +248,10 @@ class InboxFeedback(SQLModel, table=True):
     """What a user wrote: a `feedback` item (user feedback widget) or a legacy `user_report`."""
 
     __tablename__ = "inbox_feedback"
-    __table_args__ = (Index("ix_inbox_feedback_event", "project_id", "event_id"),)
+    __table_args__ = (
+        Index("ix_inbox_feedback_event", "project_id", "event_id"),
+        Index("ix_inbox_feedback_project_id", "project_id", "id"),  # /feedback's list of one project (0025)
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     project_id: int = Field(foreign_key="inbox_project.id")
@@ -257,6 +260,9 @@ class InboxFeedback(SQLModel, table=True):
     name: str = ""
     email: str = ""
     message: str = ""
+    # The page it was sent from and the release the item names (0025); "" when none, or stored before.
+    url: str = ""
+    release: str = ""
 
 
 class InboxCount(SQLModel, table=True):

@@ -1,5 +1,5 @@
 """Reading the inbox back, for the JSON API and the console pages: issues and their events
-(`InboxReader`), transactions and log lines (`TraceReader`).
+(`InboxReader`, with what users wrote about them), transactions and log lines (`TraceReader`).
 
 An event is read back as ingest left it (`kept_events`): from its envelope's outbox row, or from its
 own row, whole or as sent with a patch of what ingest changed (app/sourcemaps/event_patch.py).
@@ -91,11 +91,38 @@ class InboxReader:
         """What users wrote about the issue's stored events, newest first."""
         with self.engine.connect() as connection:
             rows = connection.execute(
-                select(FEEDBACK.c.received_at, FEEDBACK.c.name, FEEDBACK.c.email, FEEDBACK.c.message)
+                select(*FEEDBACK_COLUMNS)
                 .where(FEEDBACK.c.event_id.in_(select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id)))
                 .order_by(FEEDBACK.c.id.desc()).limit(limit)
             ).mappings().all()
         return [dict(row) for row in rows]
+
+    def feedback_list(self, project: int | None, limit: int = 100, before_id: int | None = None) -> list[dict[str, Any]]:
+        """What users wrote, newest first: of `project` (None: every project), older than `before_id`
+        when given; each with the issue of the event it is about when that event is stored (`issue_id`
+        and `issue_title`; None and "" when not)."""
+        about = FEEDBACK.outerjoin(EVENTS, sqlalchemy.and_(
+            FEEDBACK.c.event_id != "", EVENTS.c.project_id == FEEDBACK.c.project_id,
+            EVENTS.c.event_id == FEEDBACK.c.event_id,
+        )).outerjoin(ISSUES, ISSUES.c.id == EVENTS.c.issue_id)
+        query = select(*FEEDBACK_COLUMNS, FEEDBACK.c.project_id, FEEDBACK.c.event_id, EVENTS.c.issue_id,
+                       ISSUES.c.title.label("issue_title")).select_from(about)
+        if project is not None:
+            query = query.where(FEEDBACK.c.project_id == project)
+        if before_id is not None:
+            query = query.where(FEEDBACK.c.id < before_id)
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                query.order_by(FEEDBACK.c.id.desc()).limit(max(1, min(limit, MAX_FEEDBACK_LISTED)))).mappings().all()
+        return [{**row, "issue_title": row["issue_title"] or ""} for row in rows]
+
+    def feedback_projects(self) -> list[str]:
+        """The projects with any feedback stored ("id · name"), for /feedback's filter."""
+        with self.engine.connect() as connection:
+            return [f"{i} · {name}" for i, name in connection.execute(
+                select(PROJECTS.c.id, PROJECTS.c.name)
+                .where(sqlalchemy.exists(select(FEEDBACK.c.id).where(FEEDBACK.c.project_id == PROJECTS.c.id)))
+                .order_by(PROJECTS.c.id))]
 
     def counts(self, kind: str) -> dict[str, int]:
         """Session updates ("session": "release|environment|status") or discards ("discarded":
@@ -141,6 +168,9 @@ class InboxReader:
 
 
 KEPT = (EVENTS.c.payload, EVENTS.c.envelope_id, EVENTS.c.item_index)  # where an event is kept
+FEEDBACK_COLUMNS = (FEEDBACK.c.id, FEEDBACK.c.received_at, FEEDBACK.c.name, FEEDBACK.c.email, FEEDBACK.c.message,
+                    FEEDBACK.c.url, FEEDBACK.c.release)
+MAX_FEEDBACK_LISTED = 500  # pieces of feedback one call of `feedback_list` reads at most
 
 
 def kept_events(connection: sqlalchemy.Connection,

@@ -1,7 +1,8 @@
 """Writes what was read of one envelope (`Readable`, app/ingest/envelope_reader.py) into the inbox,
 in the store's write transaction (app/ingest/store.py): the items its project's inbound filters
 dropped, counted per filter; its outbox row's body, replaced by its scrubbed copy; its events
-(event_writer.py), transactions (trace_writer.py), logs, feedback and counted items (log_writer.py).
+(event_writer.py), transactions (trace_writer.py), logs, feedback and counted items (log_writer.py),
+cron check-ins (app/monitors/checkins.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from app.ingest.event_writer import write_event
 from app.ingest.incoming import COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, Ingested, Readable
 from app.ingest.log_writer import add_count, write_counts, write_feedback, write_logs
 from app.ingest.trace_writer import write_transaction
+from app.monitors.checkins import write_checkin
 from app.projects.options_store import FILTERED
 from reflex_lookout.tables import OUTBOX
 
@@ -51,6 +53,8 @@ def write_envelope(connection: sqlalchemy.Connection, readable: Readable, tags: 
         elif item_type in ("feedback", "user_report"):
             write_feedback(connection, project_id, item_type, payload, received_at)
             result.feedback += 1
+        elif item_type == "check_in":
+            result.checkins += write_checkin(connection, project_id, payload, received_at)
         elif item_type in COUNTED_ITEM_TYPES:
             write_counts(connection, project_id, item_type, payload)
             result.counted += 1

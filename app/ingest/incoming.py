@@ -13,7 +13,7 @@ from reflex_lookout.protocol import encodings, envelope
 
 EVENT_ITEM_TYPES = ("event",)
 COUNTED_ITEM_TYPES = ("session", "sessions", "client_report")
-READ_ITEM_TYPES = (*EVENT_ITEM_TYPES, "transaction", "log", "feedback", "user_report", *COUNTED_ITEM_TYPES)
+READ_ITEM_TYPES = (*EVENT_ITEM_TYPES, "transaction", "log", "feedback", "user_report", *COUNTED_ITEM_TYPES, "check_in")
 
 
 class UnknownProject(Exception):
@@ -59,6 +59,7 @@ class Ingested:
     logs: int = 0
     feedback: int = 0
     counted: int = 0  # session updates and client reports
+    checkins: int = 0  # cron monitors' check-ins kept (app/monitors/checkins.py)
     filtered: int = 0  # events and transactions an inbound filter dropped (counted, not stored)
     other_items: dict[str, int] = field(default_factory=dict)  # item types not read (yet)
 

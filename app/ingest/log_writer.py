@@ -16,6 +16,7 @@ from app.ingest.event_writer import ENVIRONMENT_LENGTH, ID_LENGTH, NAME_LENGTH
 from app.protocol.fields import cut, listed, mapping, seconds, text, whole
 
 SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
+URL_LENGTH = 2048  # of the page a piece of feedback was sent from
 
 
 def write_logs(connection: sqlalchemy.Connection, project_id: int, batch: dict[str, Any]) -> int:
@@ -48,17 +49,21 @@ def attribute(attributes: dict[str, Any], name: str) -> str | int | float | None
 
 def write_feedback(connection: sqlalchemy.Connection, project_id: int, kind: str,
                    payload: dict[str, Any], received_at: float) -> None:
-    """Store a `feedback` item, or the older `user_report`."""
+    """Store a `feedback` item, with the page it was sent from (the widget's `contexts.feedback.url`,
+    else the item's `request.url`) and its release; or the older `user_report`, which names neither."""
+    url = release = ""
     if kind == "feedback":
         contexts = mapping(payload.get("contexts"))
         found = mapping(contexts.get("feedback"))
         values = (found.get("associated_event_id"), found.get("name"), found.get("contact_email"), found.get("message"))
+        url = cut(found.get("url"), URL_LENGTH) or cut(mapping(payload.get("request")).get("url"), URL_LENGTH)
+        release = cut(payload.get("release"), NAME_LENGTH)
     else:  # the older user_report
         values = (payload.get("event_id"), payload.get("name"), payload.get("email"), payload.get("comments"))
     event_id, name, email, message = (text(v) for v in values)
     connection.execute(insert(FEEDBACK).values(
         project_id=project_id, received_at=received_at, event_id=event_id.replace("-", "").lower(),
-        name=name, email=email, message=message,
+        name=name, email=email, message=message, url=url, release=release,
     ))
 
 

@@ -148,6 +148,9 @@ def overview() -> rx.Component:
             rx.foreach(IssueState.feedback, lambda f: rx.box(
                 rx.text(f["message"], class_name="issue-feedback"),
                 rx.text(f["who"], " · ", f["when"], size="1", color_scheme="gray"),
+                rx.cond(f["url"] != "", rx.text(f["url"], size="1", color_scheme="gray", class_name="issue-feedback-url")),
+                rx.cond(f["release"] != "", rx.text("release ", f["release"], size="1", color_scheme="gray",
+                                                    class_name="issue-feedback-release")),
             )),
         )),
         rx.hstack(

@@ -118,7 +118,7 @@ class IssueState(IssueTriage, rx.State):
         self.distribution = distribution_rows(read.tags)
         self.feedback = [{
             "when": ago(f["received_at"], now), "who": " ".join(filter(None, (f["name"], f["email"]))) or "someone",
-            "message": f["message"],
+            "message": f["message"], "url": f["url"], "release": f["release"],
         } for f in read.feedback]
         self._show_event(read.event, read.stored, read.position)
         self._show_triage(read.triage)

@@ -13,7 +13,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 import sqlalchemy
@@ -63,18 +63,6 @@ def engine(database_url: str) -> sqlalchemy.Engine:
     db.migrate(eng)
     InboxStore(eng).ensure_project(Dsn.parse(LOCAL_DSN))  # project 1, "Lookout"
     return eng
-
-
-@pytest.fixture
-def hook() -> Iterator[WebhookReceiver]:
-    with WebhookReceiver() as receiver:
-        yield receiver
-
-
-@pytest.fixture
-def mail() -> Iterator[MailReceiver]:
-    with MailReceiver() as receiver:
-        yield receiver
 
 
 @pytest.fixture

@@ -95,7 +95,7 @@ def test_this_machine_sees_the_marker_through_the_same_handlers(engine: sqlalche
         asyncio.run(run(handler, state, args))
         if MARKER in shown(state):
             seen.add(state_class.__name__)
-    assert {"IssuesState", "IssueState", "TracesState", "TraceState", "LogsState"} <= seen
+    assert {"IssuesState", "IssueState", "TracesState", "TraceState", "LogsState", "FeedbackState"} <= seen
 
 
 class LogReads:

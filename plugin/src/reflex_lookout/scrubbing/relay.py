@@ -32,7 +32,7 @@ from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 EVENT_SHAPED = ("event", "transaction", "feedback")  # items Relay reads as events
 SESSIONS = ("session", "sessions")
-AS_EXTRA = ("user_report", *SESSIONS, "client_report")  # items scrubbed as an event's `extra`
+AS_EXTRA = ("user_report", *SESSIONS, "client_report", "check_in")  # items scrubbed as an event's `extra`
 SCRUBBED_ITEM_TYPES = (*EVENT_SHAPED, "log", *AS_EXTRA)
 # Where a log item's attributes and its lines' other fields go in the event it is scrubbed as
 # (`extra`); its bodies: LOG_BODIES (scrubbing/pii_config.py).
@@ -71,6 +71,8 @@ def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSetti
         without = _without_distinct_ids(payload)
         if without is not payload:
             return scrub_as_extra(without, settings)
+    if item_type == "feedback":
+        return _scrub_feedback(scrub(payload, settings, sent), settings)
     if item_type in EVENT_SHAPED:
         return scrub(payload, settings, sent)
     if sent is not None and holds_nothing_to_scrub(sent, settings, messages_of(item_type, payload)):
@@ -78,6 +80,31 @@ def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSetti
     if item_type == "log":
         return _scrub_logs(payload, settings)
     return scrub_as_extra(payload, settings)
+
+
+def _scrub_feedback(event: dict[str, Any], settings: ScrubbingSettings) -> dict[str, Any]:
+    """A feedback item's own words: Relay reads `contexts.feedback` as its feedback context and applies no
+    rule inside it, so its message is scrubbed as an event's message (the e-mail and card rules reach it)
+    and its other fields (name, contact_email, url, ...) as `extra`, by name (sensitive fields such as
+    "email" too). Always asked (no prefilter): feedback is rare, and the prefilter reads messages where
+    events have them. The same dict when nothing changed."""
+    contexts = event.get("contexts")
+    found = contexts.get("feedback") if isinstance(contexts, dict) else None
+    if not isinstance(found, dict):
+        return event
+    message = found.get("message")
+    rest = {key: value for key, value in found.items() if key != "message"}
+    as_event: dict[str, Any] = {"extra": rest}
+    if isinstance(message, str):
+        as_event["logentry"] = {"formatted": message}
+    scrubbed = scrub(as_event, settings)
+    if scrubbed is as_event:
+        return event
+    words = dict(_dict(scrubbed.get("extra")))
+    if isinstance(message, str):
+        words["message"] = _dict(scrubbed.get("logentry")).get("formatted", "")
+    assert isinstance(contexts, dict)
+    return {**event, "contexts": {**contexts, "feedback": {key: words.get(key) for key in found}}}
 
 
 def messages_of(item_type: str, payload: dict[str, Any]) -> bytes | None:
