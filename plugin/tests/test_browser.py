@@ -178,4 +178,4 @@ def test_the_feedback_widget_is_in_the_pages_only_when_asked_for() -> None:
     assert "import" not in browser.feedback_module(off) and "export function start" in browser.feedback_module(off)
     dsn = MonitoringSettings.resolve({"dsn": "http://k@127.0.0.1:3000/2"}, {}).dsn
     assert browser.browser_config(on, dsn)["feedback"] is True and browser.browser_config(off, dsn)["feedback"] is False
-    assert 'import("$/app/lookout_feedback.js")' in browser.SDK_JS.read_text()
+    assert 'import { start as startFeedback } from "$/app/lookout_feedback.js";' in browser.SDK_JS.read_text()

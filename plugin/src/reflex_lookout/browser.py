@@ -108,8 +108,8 @@ def _config(settings: MonitoringSettings, dsn: Dsn) -> dict[str, Any]:
 
 
 def feedback_module(settings: MonitoringSettings) -> str:
-    """The text of `.web/app/lookout_feedback.js`: the widget's module (js/feedback.js) when it is on, else
-    one that does nothing, so that the SDK chunk's import of it bundles none of the widget."""
+    """The text of `.web/app/lookout_feedback.js`, which the SDK chunk imports: the widget's module
+    (js/feedback.js) when it is on, else one that does nothing, so that the chunk bundles none of it."""
     if settings.feedback:
         return FEEDBACK_JS.read_text()
     return NO_FEEDBACK

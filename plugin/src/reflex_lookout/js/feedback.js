@@ -1,6 +1,6 @@
 // Sentry's user feedback widget in the app's pages (Monitoring(feedback=True); written as
 // .web/app/lookout_feedback.js, and as an empty module when it is off, so that the SDK chunk carries none
-// of it). Started by the SDK chunk (sdk.js) once the SDK runs: a "Report a Bug" button in the corner, its
+// of it). Part of the SDK chunk (sdk.js imports it), started once the SDK runs: a "Report a Bug" button in the corner, its
 // form bundled (no script fetched from elsewhere), no screenshot. A feedback sent after an error on this
 // page names that error (`associated_event_id`), so Lookout shows it on the error's issue.
 import { feedbackIntegration } from "@sentry/react";

@@ -11,6 +11,10 @@ import {
   getClient, browserTracingIntegration, startBrowserTracingPageLoadSpan,
   startBrowserTracingNavigationSpan, startInactiveSpan, getTraceData,
 } from "@sentry/react";
+// Sentry's feedback widget when Monitoring(feedback=True), else an empty module (browser.py `feedback_module`):
+// imported statically, so that it joins this chunk (a dynamic import would add Vite's preload helper as a
+// chunk of its own, with no source map).
+import { start as startFeedback } from "$/app/lookout_feedback.js";
 
 const L = typeof window !== "undefined" ? window.lookout : undefined;
 const C = L ? L.config : {};
@@ -55,7 +59,7 @@ export function start() {
   }
   for (const name of HANDLERS) L._trap(name, window[name]);
   handOver();
-  if (C.feedback) import("$/app/lookout_feedback.js").then((feedback) => feedback.start(getClient()));
+  if (C.feedback) startFeedback(getClient());
 }
 
 function startSdk() {
