@@ -359,6 +359,7 @@ class OverlayVisit:
     issues: list[dict] = field(default_factory=list)  # per article: text, page, links, frames, spans, logs
     answer: dict = field(default_factory=dict)  # the overlay's route's last answer for the page load's trace
     after_edit: str | None = None  # the badge once an edit of the page reloaded the backend and the page
+    after_edit_titles: list[str] = field(default_factory=list)  # the issues listed then
     after_clear: str | None = None  # the badge a few polls after "Clear all"
     console: list[str] = field(default_factory=list)
 
@@ -414,6 +415,8 @@ def overlay_visit(browser: Browser, url: str, page_file: Path) -> OverlayVisit:
             seen.after_edit = page.evaluate(BADGE_TEXT)
             if not page.is_visible(f"{OVERLAY} #lookout-dev-panel"):
                 page.click(f"{OVERLAY} #lookout-dev-badge")
+            titles = f"document.querySelector('{OVERLAY}').shadowRoot.querySelectorAll('.lookout-title')"
+            seen.after_edit_titles = page.evaluate(f"() => [...{titles}].map(t => t.textContent)")
             page.click(f"{OVERLAY} #lookout-dev-clear-all")
             page.wait_for_timeout(3000)
             seen.after_clear = page.evaluate(BADGE_TEXT)

@@ -270,10 +270,15 @@ def test_the_overlay_shows_the_handler_error_with_its_python_frame_and_trace(
 
 
 def test_the_overlay_survives_an_edit_and_clears(alone: tuple[OtherAppServer, OverlayVisit]) -> None:
-    """An edit of the page reloads the backend (its memory starts empty) and updates the page: the overlay is
-    still there with what it showed, and "Clear all" leaves it at zero."""
+    """An edit of the page reloads the backend (its memory starts empty) and updates the page, or reloads it:
+    the overlay is still there with both errors it showed (a reload may report more of its own: seen once on a
+    loaded machine, "3 errors"), and "Clear all" leaves it at zero."""
     _, seen = alone
-    assert (seen.after_edit, seen.after_clear) == ("2 errors", "0 errors"), seen.console[-20:]
+    print(f"\nafter the edit the overlay listed: {seen.after_edit_titles}")
+    assert seen.after_edit is not None and seen.after_edit != "0 errors", seen.console[-20:]
+    for error in (BROWSER_ERROR, HANDLER_ERROR):
+        assert any(error in title for title in seen.after_edit_titles), (seen.after_edit_titles, seen.console[-20:])
+    assert seen.after_clear == "0 errors", seen.console[-20:]
 
 
 def test_the_overlay_counts_each_error_promptly(alone: tuple[OtherAppServer, OverlayVisit]) -> None:
