@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 import sentry_sdk
 import sentry_sdk.envelope
 import sentry_sdk.transport
@@ -125,3 +128,17 @@ def store_all(inbox: InboxStore, bodies: list[bytes], dsn: str = LOCAL_DSN) -> N
     none in the envelope's header)."""
     for body in bodies:
         inbox.ingest_envelope(body, dsn=dsn)
+
+
+SENTRY_CORE = Path(__file__).parents[1] / ".tools" / "node_modules" / "@sentry" / "core"
+
+
+def sdk_feedback(dsn: str = LOCAL_DSN, **parameters: object) -> bytes:
+    """The envelope Sentry's JavaScript SDK makes of `captureFeedback(parameters)` for `dsn`, release "shop@2.1"
+    (tests/sdk_feedback.js; sentry-sdk for Python has no feedback API)."""
+    if not SENTRY_CORE.exists():
+        pytest.skip(f"{SENTRY_CORE} missing (`make setup` installs it with Sentry's MCP server)")
+    sent = subprocess.run(["node", str(Path(__file__).parent / "sdk_feedback.js"), str(SENTRY_CORE), dsn,
+                           json.dumps(parameters)], capture_output=True, timeout=60, check=False)
+    assert sent.returncode == 0 and sent.stdout, sent.stderr.decode()
+    return sent.stdout

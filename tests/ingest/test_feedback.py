@@ -6,11 +6,7 @@ Python SDK has no feedback API) and from the older `user_report`; bounded; scrub
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
-from pathlib import Path
-
-import pytest
 
 from app import db
 from app.inbox.reading import InboxReader
@@ -21,23 +17,12 @@ from app.projects.options_store import ProjectOptionsStore
 from plugin_support.envelopes import build
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 from tests.environment import LOCAL_DSN
-from tests.factories import as_of_revision, error, event_envelope, query
+from tests.factories import as_of_revision, error, event_envelope, query, sdk_feedback
 
 # Sentry's JavaScript SDK core, installed beside Sentry's MCP server (`make setup`, Makefile's NPM_TOOLS).
-SENTRY_CORE = Path(__file__).parents[2] / ".tools" / "node_modules" / "@sentry" / "core"
 COLUMNS = "select event_id, name, email, message, url, release from inbox_feedback order by id"
 # A project whose scrubbing removes e-mail addresses (the values of fields named `email`).
 NO_EMAILS = ScrubbingSettings(sensitive_fields=("email",))
-
-
-def sdk_feedback(**parameters: object) -> bytes:
-    """The envelope Sentry's JavaScript SDK makes of `captureFeedback(parameters)`, release "shop@2.1"."""
-    if not SENTRY_CORE.exists():
-        pytest.skip(f"{SENTRY_CORE} missing (`make setup` installs it with Sentry's MCP server)")
-    sent = subprocess.run(["node", str(Path(__file__).parent / "sdk_feedback.js"), str(SENTRY_CORE), LOCAL_DSN,
-                           json.dumps(parameters)], capture_output=True, timeout=60, check=False)
-    assert sent.returncode == 0 and sent.stdout, sent.stderr.decode()
-    return sent.stdout
 
 
 def test_the_javascript_sdks_feedback_is_stored_with_its_page_and_release(inbox: InboxStore) -> None:
