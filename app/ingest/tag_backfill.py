@@ -21,7 +21,7 @@ from sqlalchemy import delete, select, update
 from app.inbox.reading import KEPT, kept_events
 from app.inbox.tables import BACKFILLS, EVENTS
 from app.inbox.tag_index import TagCounts, derived_tags
-from reflex_lookout.background import Lease
+from reflex_lookout.background import FailureBackoff, Lease
 
 logger = logging.getLogger(__name__)
 NAME = "tags"  # the inbox_backfill row migration 0015 inserts
@@ -88,7 +88,7 @@ class TagBackfill:
     async def run(self) -> None:
         """Steps until the pass is done (at once if there is none); a failed step (the database
         away) is logged and tried again after a growing pause."""
-        failed_in_a_row = 0
+        backoff = FailureBackoff("tag index pass", MAX_BACKOFF_S, logger)
         try:
             while True:
                 started = time.monotonic()
@@ -99,14 +99,10 @@ class TagBackfill:
                         await asyncio.sleep(self.pause_s)  # another worker runs the pass
                         continue
                     self.indexed += await anyio.to_thread.run_sync(backfill_step, self.engine, self.limit)
-                except Exception as exc:
-                    wait = min(self.pause_s * 2**failed_in_a_row, MAX_BACKOFF_S)
-                    failed_in_a_row += 1
-                    logger.warning("tag index pass: %s; trying again in %.1f s", exc, wait,
-                                   exc_info=not isinstance(exc, sqlalchemy.exc.SQLAlchemyError))
-                    await asyncio.sleep(wait)
+                except Exception as exc:  # noqa: BLE001 (FailureBackoff logs it)
+                    await asyncio.sleep(backoff.failed(exc, self.pause_s))
                     continue
-                failed_in_a_row = 0
+                backoff.succeeded()
                 took = time.monotonic() - started
                 await asyncio.sleep(max(self.pause_s, took * (1 - self.share) / self.share))
         finally:

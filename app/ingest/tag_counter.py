@@ -30,7 +30,7 @@ import sqlalchemy
 
 from app.inbox.tables import TAG_QUEUE
 from app.inbox.tag_index import upsert_rows
-from reflex_lookout.background import Lease
+from reflex_lookout.background import FailureBackoff, Lease
 
 logger = logging.getLogger(__name__)
 LIMIT = 2000  # queue rows per step (a row holds one issue's counts of one ingest batch)
@@ -97,21 +97,17 @@ class TagCounter:
             await anyio.to_thread.run_sync(self.lease.release)
 
     async def _run(self) -> None:
-        failed_in_a_row = 0
+        backoff = FailureBackoff("tag counter", MAX_BACKOFF_S, logger)
         while True:
             started = time.monotonic()
             self._wake.clear()
             try:
                 taken = await self._step()
-            except Exception as exc:  # the database locked or away, or a bug: the rows stay queued
+            except Exception as exc:  # noqa: BLE001 (FailureBackoff logs it; the database locked or away, or a bug: rows stay queued)
                 self.failures += 1
-                wait = min(self.idle_s * 2**failed_in_a_row, MAX_BACKOFF_S)
-                failed_in_a_row += 1
-                logger.warning("tag counter: %s; trying again in %.1f s", exc, wait,
-                               exc_info=not isinstance(exc, sqlalchemy.exc.SQLAlchemyError))
-                await asyncio.sleep(wait)
+                await asyncio.sleep(backoff.failed(exc, self.idle_s))
                 continue
-            failed_in_a_row = 0
+            backoff.succeeded()
             if taken is not None and taken >= self.limit:
                 continue  # more waiting
             with contextlib.suppress(TimeoutError):

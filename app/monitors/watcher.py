@@ -28,7 +28,7 @@ from sqlalchemy import insert, select, update
 from app.monitors import states
 from app.monitors.checkins import keep_newest
 from app.monitors.tables import CHECKINS, MONITORS
-from reflex_lookout.background import Lease
+from reflex_lookout.background import FailureBackoff, Lease
 
 logger = logging.getLogger(__name__)
 LIMIT = 500
@@ -100,19 +100,15 @@ class MonitorWatcher:
             await anyio.to_thread.run_sync(self.lease.release)
 
     async def _run(self) -> None:
-        failed_in_a_row = 0
+        backoff = FailureBackoff("monitor watcher", MAX_BACKOFF_S, logger)
         while True:
             try:
                 await self.step(time.time())
-            except Exception as exc:  # the database locked or away, or a bug: the next pass tries again
+            except Exception as exc:  # noqa: BLE001 (FailureBackoff logs it; the database away, or a bug: the next pass tries)
                 self.failures += 1
-                wait = min(self.interval_s * 2**failed_in_a_row, MAX_BACKOFF_S)
-                failed_in_a_row += 1
-                logger.warning("monitor watcher: %s; trying again in %.1f s", exc, wait,
-                               exc_info=not isinstance(exc, sqlalchemy.exc.SQLAlchemyError))
-                await asyncio.sleep(wait)
+                await asyncio.sleep(backoff.failed(exc, self.interval_s))
                 continue
-            failed_in_a_row = 0
+            backoff.succeeded()
             await asyncio.sleep(self.interval_s)
 
     async def step(self, now: float) -> Passed | None:

@@ -9,6 +9,9 @@ The forwarder and the inbox feeder catch what they expect and log what they do n
 last line, for an error that escapes them anyway (or a bug in their loops), so that one bad turn
 never stops delivery or the inbox until the next restart.
 
+**Backoff** (`FailureBackoff`): how long a pass that failed waits before the next, doubling with each
+failure in a row up to a cap; each failure logged with its wait.
+
 **Leases**: one holder at a time, across backend workers and processes, for work that must not run
 twice at once (the forwarder delivering the outbox, the inbox feeder reading it).
 
@@ -72,6 +75,27 @@ RENEW_S = 2.0  # holders renew this often (the forwarder's and feeder's loops wa
 def holder_name() -> str:
     """This process's name as a holder: host, pid and a random part (pids repeat after restarts)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class FailureBackoff:
+    """The waits of a background pass that failed `in_a_row` times: `base_s` doubling, at most `cap_s`.
+    Each failure is logged on `log` as "<name>: <error>; trying again in <wait> s" (with the traceback
+    unless it is a database error: locked or away)."""
+
+    def __init__(self, name: str, cap_s: float, log: logging.Logger) -> None:
+        self.name, self.cap_s, self.log = name, cap_s, log
+        self.in_a_row = 0
+
+    def failed(self, exc: Exception, base_s: float) -> float:
+        """The wait after `exc`, logged; the next failure waits twice as long (up to the cap)."""
+        wait = min(base_s * 2**self.in_a_row, self.cap_s)
+        self.in_a_row += 1
+        self.log.warning("%s: %s; trying again in %.1f s", self.name, exc, wait,
+                         exc_info=not isinstance(exc, sqlalchemy.exc.SQLAlchemyError))
+        return wait
+
+    def succeeded(self) -> None:
+        self.in_a_row = 0
 
 
 class Lease:
