@@ -9,7 +9,7 @@ import tempfile
 # Settings are read once at import, so this must happen before `app` is imported.
 os.environ["SENTRY_DSN"] = ""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +17,14 @@ import sentry_sdk
 import sqlalchemy
 from sentry_sdk import integrations as sentry_integrations
 
-from app.settings import SETTINGS
+from app.ingest.endpoints import Ingest
+from app.ingest.store import InboxStore
+from app.settings import SETTINGS, Settings
 from reflex_lookout.dsn import Dsn
+from reflex_lookout.outbox import OutboxStore
+from reflex_lookout.protocol.ratelimits import RateLimits
+from reflex_lookout.stats import TunnelStats
+from reflex_lookout.tunnel import Tunnel
 from tests import netns, pg_databases, services
 from tests.alerts.receivers import MailReceiver, WebhookReceiver
 from tests.environment import IN_CI, LOCAL_DSN
@@ -163,3 +169,13 @@ def mail() -> Iterator[MailReceiver]:
     """A real SMTP server on loopback (tests/alerts/receivers.py), for alert e-mails."""
     with MailReceiver() as receiver:
         yield receiver
+
+
+@pytest.fixture
+async def ingest(engine: sqlalchemy.Engine, inbox: InboxStore) -> AsyncIterator[Ingest]:
+    """Sentry's ingest endpoints (app/ingest/endpoints.py) on the test's `engine` and `inbox`, with a tunnel of
+    their own (its writer closed after)."""
+    tunnel = Tunnel(Settings.from_env({}), OutboxStore(engine), RateLimits(), TunnelStats())
+    made = Ingest(tunnel, inbox)
+    yield made
+    await tunnel.writer.close()

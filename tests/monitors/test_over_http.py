@@ -5,34 +5,20 @@ makes the monitor."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import anyio.to_thread
 import pytest
 import sentry_sdk
 import sentry_sdk.crons
-import sqlalchemy
 
 from app.ingest.endpoints import Ingest
 from app.ingest.feeder import InboxFeeder
-from app.ingest.store import InboxStore
-from app.settings import Settings
 from reflex_lookout.outbox import OutboxStore
-from reflex_lookout.protocol.ratelimits import RateLimits
-from reflex_lookout.stats import TunnelStats
-from reflex_lookout.tunnel import Tunnel
 from tests.ingest.helpers import served
 from tests.monitors.helpers import EVERY_MINUTE, checkins, monitor
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def ingest(engine: sqlalchemy.Engine, inbox: InboxStore) -> AsyncIterator[Ingest]:
-    tunnel = Tunnel(Settings.from_env({}), OutboxStore(engine), RateLimits(), TunnelStats())
-    made = Ingest(tunnel, inbox)
-    yield made
-    await tunnel.writer.close()
 
 
 async def test_the_sdks_check_ins_over_http_make_the_monitor(ingest: Ingest, sentry_init: Callable[..., None]) -> None:

@@ -32,12 +32,6 @@ SECRET = "a-json-secret"
 
 
 @pytest.fixture
-def mail() -> Iterator[MailReceiver]:
-    with MailReceiver() as server:
-        yield server
-
-
-@pytest.fixture
 def hooks() -> Iterator[WebhookReceiver]:
     with WebhookReceiver() as server:
         yield server
