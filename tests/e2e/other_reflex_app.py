@@ -412,6 +412,8 @@ def overlay_visit(browser: Browser, url: str, page_file: Path) -> OverlayVisit:
             page.wait_for_function("() => document.querySelector('#title')?.textContent === 'another app, edited'",
                                    timeout=120_000)
             page.wait_for_timeout(3000)  # a few of the overlay's polls, against the reloaded backend
+            # React's hot update may drop the overlay's element from <body>; the overlay puts it back on its next poll.
+            page.wait_for_function(f"() => ({BADGE_TEXT})() !== null", timeout=10_000)
             seen.after_edit = page.evaluate(BADGE_TEXT)
             if not page.is_visible(f"{OVERLAY} #lookout-dev-panel"):
                 page.click(f"{OVERLAY} #lookout-dev-badge")
