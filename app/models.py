@@ -11,6 +11,7 @@ import app.console.models
 import app.inbox.models
 import app.monitors.models
 import app.projects.models
+import app.releases.models
 import app.sourcemaps.models  # noqa: F401  (each module's tables join the metadata when imported)
 from reflex_lookout import tables as monitoring_tables
 

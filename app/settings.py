@@ -61,6 +61,7 @@ class Settings(MonitoringSettings):
     inbox_max_events: int = 10_000
     inbox_max_transactions: int = 10_000
     inbox_max_logs: int = 50_000
+    inbox_max_sessions: int = 100_000  # rows of inbox_session per project (app/releases/session_retention.py)
     inbox_max_raw_envelopes: int = 5_000
     inbox_max_age_days: int = 30
     inbox_max_issues: int = 10_000
@@ -156,6 +157,7 @@ class Settings(MonitoringSettings):
             inbox_max_events=number("", "LOOKOUT_INBOX_MAX_EVENTS", defaults.inbox_max_events),
             inbox_max_transactions=number("", "LOOKOUT_INBOX_MAX_TRANSACTIONS", defaults.inbox_max_transactions),
             inbox_max_logs=number("", "LOOKOUT_INBOX_MAX_LOGS", defaults.inbox_max_logs),
+            inbox_max_sessions=number("", "LOOKOUT_INBOX_MAX_SESSIONS", defaults.inbox_max_sessions),
             inbox_max_raw_envelopes=number("", "LOOKOUT_INBOX_MAX_RAW_ENVELOPES", defaults.inbox_max_raw_envelopes),
             inbox_max_age_days=number("", "LOOKOUT_INBOX_MAX_AGE_DAYS", defaults.inbox_max_age_days),
             inbox_max_issues=number("", "LOOKOUT_INBOX_MAX_ISSUES", defaults.inbox_max_issues),

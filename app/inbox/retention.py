@@ -4,7 +4,8 @@ most so many issues per project, and at most so many bytes in all.
 Events over the count cap go from the biggest issues first (the issue with the most stored events
 loses its oldest, until it is no bigger than the next), so a flood of one error cannot push out
 the only event of another. Every issue keeps its first and its latest event whatever the count and
-age caps say. Transactions and log lines have count and age caps of their own (oldest first); so do
+age caps say. Transactions and log lines have count and age caps of their own (oldest first); sessions
+too, folding their oldest into hourly counts first (app/releases/session_retention.py); so do
 the envelopes the feeder has read (outbox rows in `inbox_read`) that no kept event is stored in, and
 the rows it rejected. An envelope goes when its last kept event does, within that cap. An issue's
 event count stays what it was: it counts what happened, not what is kept.
@@ -30,6 +31,7 @@ from sqlalchemy import delete, exists, func, select
 from app.inbox.budget import InboxBudget
 from app.inbox.eviction import ISSUE_RANK, delete_issues
 from app.inbox.tables import EVENTS, ISSUES, LOGS, READ, TRANSACTIONS
+from app.releases.session_retention import keep_sessions
 from app.settings import Settings
 from app.tables import chunks
 from reflex_lookout.outbox import REJECTED
@@ -47,12 +49,13 @@ class Caps:
     max_age_days: float = 30.0
     issues: int = 10_000  # per project
     max_bytes: int = 1024 * 1024 * 1024  # everything the inbox keeps (app/inbox/budget.py)
+    sessions: int = 100_000  # rows per project (app/releases/session_retention.py)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Caps:
         return cls(settings.inbox_max_events, settings.inbox_max_transactions, settings.inbox_max_logs,
                    settings.inbox_max_raw_envelopes, float(settings.inbox_max_age_days),
-                   settings.inbox_max_issues, settings.inbox_max_bytes)
+                   settings.inbox_max_issues, settings.inbox_max_bytes, settings.inbox_max_sessions)
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Evicted:
     rejected: int = 0  # outbox rows the feeder could not read
     issues: int = 0  # whole issues, past the issue cap or the byte budget
     feedback: int = 0
+    sessions: int = 0  # session rows past the age cap, or over the row cap (folded ones are kept)
 
 
 class Retention:
@@ -86,6 +90,8 @@ class Retention:
                                                       self.caps.transactions)
             evicted.logs = self._oldest_first(connection, LOGS, LOGS.c.timestamp, cutoff, self.caps.logs)
             evicted.raw_envelopes = self._raw(connection, cutoff)
+            kept = keep_sessions(connection, cutoff, self.caps.sessions)
+            evicted.sessions = kept.expired + kept.dropped
             evicted.rejected = connection.execute(
                 delete(OUTBOX).where(OUTBOX.c.status == REJECTED, OUTBOX.c.received_at < cutoff)).rowcount or 0
         evicted.issues = self._over_issue_cap()

@@ -2,7 +2,7 @@
 in the store's write transaction (app/ingest/store.py): the items its project's inbound filters
 dropped, counted per filter; its outbox row's body, replaced by its scrubbed copy; its events
 (event_writer.py), transactions (trace_writer.py), logs, feedback and counted items (log_writer.py),
-cron check-ins (app/monitors/checkins.py).
+sessions (app/releases/session_writer.py), cron check-ins (app/monitors/checkins.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from app.ingest.log_writer import add_count, write_counts, write_feedback, write
 from app.ingest.trace_writer import write_transaction
 from app.monitors.checkins import write_checkin
 from app.projects.options_store import FILTERED
+from app.releases.session_writer import SESSION_ITEM_TYPES, write_sessions
 from reflex_lookout.tables import OUTBOX
 
 # An outbox row's envelope, scrubbed (uncompressed); a rejected row's, dropped.
@@ -57,6 +58,8 @@ def write_envelope(connection: sqlalchemy.Connection, readable: Readable, tags: 
             result.checkins += write_checkin(connection, project_id, payload, received_at)
         elif item_type in COUNTED_ITEM_TYPES:
             write_counts(connection, project_id, item_type, payload)
+            if item_type in SESSION_ITEM_TYPES:
+                write_sessions(connection, project_id, item_type, payload, received_at)
             result.counted += 1
         else:
             result.other_items[item_type] = result.other_items.get(item_type, 0) + 1

@@ -11,9 +11,10 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.inbox import activity, releases
+from app.inbox import activity
 from app.inbox.search import SearchError, parse
 from app.projects.registry import Projects
+from app.releases import seen as releases
 from app.webapi import lookup, paging, sentry_json
 from app.webapi.auth import ApiCaller
 from app.webapi.handler_context import Parts, answer

@@ -15,6 +15,7 @@ from plugin_support.envelopes import assemble, build
 from reflex_lookout.outbox import OutboxStore
 from reflex_lookout.protocol import envelope
 from reflex_lookout.scrubbing.envelope import FILTERED_BY, SCRUBBED
+from reflex_lookout.scrubbing.relay import hashed_did
 from tests.factories import error, query
 from tests.ingest.helpers import http, in_inbox
 
@@ -60,7 +61,8 @@ async def test_the_row_holds_the_scrubbed_envelope_as_soon_as_it_is_answered(
     assert json.loads(kept.payload)["extra"]["api_key"] == "[Filtered]"
     assert (filtered.type, framing(filtered), filtered.payload) == ("event", {FILTERED_BY: "web_crawlers"}, b"")
     assert (attachment.type, framing(attachment), attachment.payload) == ("attachment", {}, b"")
-    assert json.loads(kept_session.payload) == {"sid": "s", "status": "ok", "attrs": {"release": "1"}}
+    assert json.loads(kept_session.payload) == {"sid": "s", "did": hashed_did("user-did-5"), "status": "ok",
+                                                "attrs": {"release": "1"}}  # a user's id: hashed
 
     feeder = InboxFeeder(OutboxStore(engine), ingest.inbox)
     assert feeder.feed_once() == 1 and feeder.rejected == 0

@@ -15,7 +15,7 @@ from app.ingest.incoming import READ_ITEM_TYPES
 from plugin_support.envelopes import SAMPLE_PATHS, SAMPLES
 from reflex_lookout.scrubbing import relay as scrubbing
 from reflex_lookout.scrubbing.pii_config import pii_config
-from reflex_lookout.scrubbing.relay import SCRUBBED_ITEM_TYPES, UnscrubbableItem, scrub, scrub_item
+from reflex_lookout.scrubbing.relay import HASHED_DID, SCRUBBED_ITEM_TYPES, UnscrubbableItem, hashed_did, scrub, scrub_item
 from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 ON = ScrubbingSettings()
@@ -136,11 +136,16 @@ def test_log_lines_sessions_and_user_reports_are_scrubbed_too() -> None:
                                    "count": {"type": "integer", "value": 3}}
     assert second is logs["items"][1]
     session = {"sid": "s", "did": "bob", "attrs": {"release": "1", "ip_address": "198.51.100.23"}}
-    assert scrub_item("session", session, ON) == {"sid": "s", "attrs": session["attrs"]}  # a user's distinct id: not kept
+    hashed = scrub_item("session", session, ON)  # a user's distinct id: hashed, so that users can be counted
+    assert hashed == {"sid": "s", "did": hashed_did("bob"), "attrs": session["attrs"]}
+    assert hashed["did"].startswith(HASHED_DID) and len(hashed["did"]) == len(HASHED_DID) + 32 and "bob" not in hashed["did"]
+    assert hashed_did("bob") != hashed_did("alice") and hashed_did(hashed["did"]) == hashed["did"]  # hashed once
+    assert scrub_item("session", hashed, ON) is hashed
     anonymous = {"sid": "s", "attrs": {"release": "1"}}
     assert scrub_item("session", anonymous, ON) is anonymous
     aggregates = {"aggregates": [{"started": "2026-11-28T10:00:00Z", "did": "bob", "exited": 2}], "attrs": {"release": "1"}}
-    assert scrub_item("sessions", aggregates, ON)["aggregates"] == [{"started": "2026-11-28T10:00:00Z", "exited": 2}]
+    assert scrub_item("sessions", aggregates, ON)["aggregates"] == [{"started": "2026-11-28T10:00:00Z",
+                                                                      "did": hashed_did("bob"), "exited": 2}]
     assert scrub_item("session", session, ScrubbingSettings(scrub_data=False)) is session
     assert scrub_item("session", session, ScrubbingSettings(scrub_ip_addresses=True))["attrs"]["ip_address"] == "[ip]"
     report = {"event_id": "e" * 32, "name": "Bob", "email": "bob@example.org", "comments": f"my card {CARD} was charged"}

@@ -4,7 +4,7 @@ What is kept of each part (docs/inbox-and-console.md lists the same):
 - **events, transactions, feedback**: scrubbed by Relay as events (scrubbing/relay.py);
 - **logs**: every field of every line (bodies with Relay's rules for log messages, attributes and
   the other fields as `extra`);
-- **sessions**: without `did` (a user's distinct id), the rest (`attrs`, ...) scrubbed as `extra`;
+- **sessions**: `did` (a user's distinct id) hashed, the rest (`attrs`, ...) scrubbed as `extra`;
 - **user reports, client reports**: scrubbed as `extra`;
 - **any other item type** (attachments, replays, profiles, ...: Relay's Python API takes none of
   them): its type alone, no headers and no payload;
@@ -99,7 +99,7 @@ def _scrubbed_as_extra(data: dict[str, Any], settings: ScrubbingSettings) -> dic
 
 def _payload(item: Item, number: int, settings: ScrubbingSettings, loaded: dict[str, Any] | None) -> bytes:
     """The item's payload as it may be written: the very bytes sent when nothing in it needs scrubbing
-    (and it holds no SDK's `_meta`, which `scrub` leaves out, nor a session's `did`)."""
+    (and it holds no SDK's `_meta`, which `scrub` leaves out, nor a session's unhashed `did`)."""
     if (loaded is None and item.type not in SESSIONS and b'"_meta"' not in item.payload
             and holds_nothing_to_scrub(item.payload, settings)):
         return item.payload

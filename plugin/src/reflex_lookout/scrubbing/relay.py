@@ -10,7 +10,8 @@ as sent wherever Relay changed nothing): scrubbing/kept_as_sent.py.
 
 Item types: events, transactions and feedback are events to Relay. A log item's lines, in one call:
 their bodies as Relay scrubs `$log.body` (its rules for any string, and those for a message), their
-attributes as an event's `extra`, keyed by their names; user reports and sessions as `extra` too.
+attributes as an event's `extra`, keyed by their names; user reports and sessions as `extra` too
+(a session's `did` hashed first).
 Client reports are an SDK's counts of what it dropped, no one's data: kept as sent. Relay's Python
 API takes no other item (attachments, replays, profiles): `SCRUBBED_ITEM_TYPES` are the ones this
 module takes. Every item is capped in bytes at intake, so each call's work is bounded; each call also
@@ -19,6 +20,7 @@ pays for Relay parsing and compiling the config again (the API keeps none): benc
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -32,6 +34,7 @@ from reflex_lookout.scrubbing.settings import ScrubbingSettings
 
 EVENT_SHAPED = ("event", "transaction", "feedback")  # items Relay reads as events
 SESSIONS = ("session", "sessions")
+HASHED_DID = "lookout:"  # a session's `did` once scrubbing hashed it
 AS_EXTRA = ("user_report", *SESSIONS, "client_report", "check_in")  # items scrubbed as an event's `extra`
 SCRUBBED_ITEM_TYPES = (*EVENT_SHAPED, "log", *AS_EXTRA)
 # Where a log item's attributes and its lines' other fields go in the event it is scrubbed as
@@ -67,10 +70,10 @@ def scrub_item(item_type: str, payload: dict[str, Any], settings: ScrubbingSetti
                sent: bytes | None = None) -> dict[str, Any]:
     """An item's payload (one of SCRUBBED_ITEM_TYPES) scrubbed: the same dict when nothing changed.
     `sent`: the item's JSON as sent, if at hand (see `scrub`)."""
-    if item_type in SESSIONS and settings.scrub_data:  # a user's distinct id: the inbox counts sessions without it
-        without = _without_distinct_ids(payload)
-        if without is not payload:
-            return scrub_as_extra(without, settings)
+    if item_type in SESSIONS and settings.scrub_data:  # a user's distinct id: counted by its hash
+        hashed = _with_hashed_distinct_ids(payload)
+        if hashed is not payload:
+            return scrub_as_extra(hashed, settings)
     if item_type == "feedback":
         return _scrub_feedback(scrub(payload, settings, sent), settings)
     if item_type in EVENT_SHAPED:
@@ -192,19 +195,33 @@ def _with_value(attribute: Any, value: Any) -> Any:
     return {**attribute, "value": value} if isinstance(attribute, dict) and "value" in attribute else value
 
 
-def _without_distinct_ids(payload: dict[str, Any]) -> dict[str, Any]:
-    """A session update without `did` (a user's distinct id), a session aggregate without the `did`
-    of each of its groups: the same dict when there was none."""
+def _with_hashed_distinct_ids(payload: dict[str, Any]) -> dict[str, Any]:
+    """A session update with its `did` (a user's distinct id: often an e-mail address or a user id)
+    hashed, a session aggregate with the `did` of each of its groups hashed: distinct users can still
+    be counted (release health's crash-free users), and the id itself goes nowhere. The same dict
+    when there was none to hash."""
     found = payload.get("aggregates")
     groups: list[Any] = found if isinstance(found, list) else []
-    grouped = any(isinstance(group, dict) and "did" in group for group in groups)
-    if "did" not in payload and not grouped:
+    grouped = any(isinstance(group, dict) and _unhashed(group.get("did")) for group in groups)
+    if not _unhashed(payload.get("did")) and not grouped:
         return payload
-    kept = {key: value for key, value in payload.items() if key != "did"}
+    kept = {key: hashed_did(value) if key == "did" else value for key, value in payload.items()}
     if grouped:
-        kept["aggregates"] = [{key: value for key, value in group.items() if key != "did"}
+        kept["aggregates"] = [{key: hashed_did(value) if key == "did" else value for key, value in group.items()}
                               if isinstance(group, dict) else group for group in groups]
     return kept
+
+
+def hashed_did(did: Any) -> Any:
+    """A user's distinct id as scrubbing leaves it: HASHED_DID and 32 hex digits of its SHA-256; one
+    already hashed, or none (not a non-empty string), as it was."""
+    if not _unhashed(did):
+        return did
+    return HASHED_DID + hashlib.sha256(f"reflex-lookout did\0{did}".encode()).hexdigest()[:32]
+
+
+def _unhashed(did: Any) -> bool:
+    return isinstance(did, str) and did != "" and not (did.startswith(HASHED_DID) and len(did) == len(HASHED_DID) + 32)
 
 
 def _dict(value: Any) -> dict[str, Any]:
