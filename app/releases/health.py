@@ -40,6 +40,8 @@ class ReleaseHealth:
     crashed_users: int
     sessions_24h: int
     project_sessions_24h: int
+    users_24h: int
+    project_users_24h: int
     first_seen: float | None
     last_seen: float | None
     new_issues: int
@@ -58,7 +60,14 @@ class ReleaseHealth:
 
     @property
     def adoption(self) -> float | None:
+        """Of the project's sessions started in the last 24 h, the share of this release's (Sentry's
+        `sessionsAdoption`)."""
         return 100.0 * self.sessions_24h / self.project_sessions_24h if self.project_sessions_24h else None
+
+    @property
+    def users_adoption(self) -> float | None:
+        """The same of users (Sentry's `adoption`)."""
+        return 100.0 * self.users_24h / self.project_users_24h if self.project_users_24h else None
 
 
 def _free(crashed: int, total: int) -> float | None:
@@ -66,17 +75,19 @@ def _free(crashed: int, total: int) -> float | None:
 
 
 def releases(engine: sqlalchemy.Engine, project_id: int | None = None, version: str | None = None,
-             now: float | None = None, limit: int = MAX_RELEASES) -> list[ReleaseHealth]:
-    """Every release (of `project_id`; only `version`) that sessions or events named, last seen first."""
+             now: float | None = None, limit: int = MAX_RELEASES, containing: str = "") -> list[ReleaseHealth]:
+    """Every release (of `project_id`; only `version`; whose version contains `containing`, in any
+    case) that sessions or events named, last seen first."""
     now = time.time() if now is None else now
     since = now - DAY
-    where = _where(SESSIONS.c.project_id, SESSIONS.c.release, project_id, version)
-    day = func.sum(sqlalchemy.case((SESSIONS.c.started >= since, SESSIONS.c.sessions), else_=0))
+    recent = SESSIONS.c.started >= since
+    where = _where(SESSIONS.c.project_id, SESSIONS.c.release, project_id, version, containing)
+    day = func.sum(sqlalchemy.case((recent, SESSIONS.c.sessions), else_=0))
     crashed_did = sqlalchemy.case((SESSIONS.c.crashed > 0, SESSIONS.c.did), else_=None)
+    recent_did = sqlalchemy.case((recent, SESSIONS.c.did), else_=None)
     sessions = (select(SESSIONS.c.project_id, SESSIONS.c.release, func.sum(SESSIONS.c.sessions),
                        func.sum(SESSIONS.c.errored), func.sum(SESSIONS.c.abnormal), func.sum(SESSIONS.c.crashed),
-                       func.count(func.distinct(func.nullif(SESSIONS.c.did, ""))),
-                       func.count(func.distinct(func.nullif(crashed_did, ""))), day,
+                       _users(SESSIONS.c.did), _users(crashed_did), day, _users(recent_did),
                        func.min(SESSIONS.c.started), func.max(SESSIONS.c.updated_at))
                 .where(*where).group_by(SESSIONS.c.project_id, SESSIONS.c.release))
     tagged = ISSUE_TAGS.join(ISSUES, ISSUES.c.id == ISSUE_TAGS.c.issue_id)
@@ -84,28 +95,30 @@ def releases(engine: sqlalchemy.Engine, project_id: int | None = None, version: 
     events = (select(ISSUES.c.project_id, ISSUE_TAGS.c.value, func.min(ISSUE_TAGS.c.first_seen),
                      func.max(ISSUE_TAGS.c.last_seen), new)
               .select_from(tagged).where(ISSUE_TAGS.c.key == "release",
-                                         *_where(ISSUES.c.project_id, ISSUE_TAGS.c.value, project_id, version))
+                                         *_where(ISSUES.c.project_id, ISSUE_TAGS.c.value, project_id, version,
+                                                 containing))
               .group_by(ISSUES.c.project_id, ISSUE_TAGS.c.value))
-    per_project = (select(SESSIONS.c.project_id, func.sum(SESSIONS.c.sessions))
-                   .where(SESSIONS.c.started >= since).group_by(SESSIONS.c.project_id))
+    per_project = (select(SESSIONS.c.project_id, func.sum(SESSIONS.c.sessions), _users(SESSIONS.c.did))
+                   .where(recent).group_by(SESSIONS.c.project_id))
     with engine.connect() as connection:
         found: dict[tuple[int, str], dict[str, Any]] = {}
         for pid, release, *figures in connection.execute(sessions):
             found[(int(pid), release)] = dict(zip(
                 ("sessions", "errored", "abnormal", "crashed", "users", "crashed_users", "sessions_24h",
-                 "first_seen", "last_seen"), figures, strict=True))
+                 "users_24h", "first_seen", "last_seen"), figures, strict=True))
         for pid, release, first, last, new_issues in connection.execute(events):
             row = found.setdefault((int(pid), release), {})
             row["first_seen"] = _least(row.get("first_seen"), first)
             row["last_seen"] = _most(row.get("last_seen"), last)
             row["new_issues"] = int(new_issues or 0)
-        totals = {int(pid): int(count or 0) for pid, count in connection.execute(per_project)}
+        totals = {int(pid): (int(count or 0), int(users or 0)) for pid, count, users in connection.execute(per_project)}
         names = dict(connection.execute(select(PROJECTS.c.id, PROJECTS.c.name)).tuples().all())
     listed = [ReleaseHealth(
         project_id=pid, project=str(names.get(pid, pid)), version=release,
         sessions=_int(row, "sessions"), errored=_int(row, "errored"), abnormal=_int(row, "abnormal"),
         crashed=_int(row, "crashed"), users=_int(row, "users"), crashed_users=_int(row, "crashed_users"),
-        sessions_24h=_int(row, "sessions_24h"), project_sessions_24h=totals.get(pid, 0),
+        sessions_24h=_int(row, "sessions_24h"), project_sessions_24h=totals.get(pid, (0, 0))[0],
+        users_24h=_int(row, "users_24h"), project_users_24h=totals.get(pid, (0, 0))[1],
         first_seen=row.get("first_seen"), last_seen=row.get("last_seen"), new_issues=_int(row, "new_issues"),
     ) for (pid, release), row in found.items()]
     listed.sort(key=lambda r: (-(r.last_seen or 0.0), r.project, r.version))
@@ -137,9 +150,18 @@ def series(engine: sqlalchemy.Engine, project_id: int, version: str, period: str
     return rows
 
 
-def _where(project: Any, release: Any, project_id: int | None, version: str | None) -> list[Any]:
+def _users(did: Any) -> Any:
+    """How many distinct users `did` names (sessions without one name none)."""
+    return func.count(func.distinct(func.nullif(did, "")))
+
+
+def _where(project: Any, release: Any, project_id: int | None, version: str | None, containing: str) -> list[Any]:
     where = [] if project_id is None else [project == project_id]
-    return where if version is None else [*where, release == version]
+    if version is not None:
+        where.append(release == version)
+    if containing:
+        where.append(func.lower(release).contains(containing.lower(), autoescape=True))
+    return where
 
 
 def _int(row: dict[str, Any], name: str) -> int:

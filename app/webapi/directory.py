@@ -1,6 +1,6 @@
 """Who and what there is, in Sentry's web API: the token's user (`/api/0/`, `/api/0/auth/`), the
 organization (Lookout has one, listed as ORG_SLUG; any slug names it), its projects, members (the
-console users, whom issues are assigned to), the releases events named, and the `events` search of
+console users, whom issues are assigned to), and the `events` search of
 dataset `errors`, answered per issue (its title, count and last seen)."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from starlette.responses import Response
 from app.inbox import activity
 from app.inbox.search import SearchError, parse
 from app.projects.registry import Projects
-from app.releases import seen as releases
 from app.webapi import lookup, paging, sentry_json
 from app.webapi.auth import ApiCaller
 from app.webapi.handler_context import Parts, answer
@@ -72,23 +71,6 @@ async def members(request: Request, caller: ApiCaller, parts: Parts) -> Response
 async def users(request: Request, caller: ApiCaller, parts: Parts) -> Response:
     found = await anyio.to_thread.run_sync(_console_users, parts)
     return answer([sentry_json.user(user_id, name) for user_id, name, _role in found])
-
-
-async def release_list(request: Request, caller: ApiCaller, parts: Parts) -> Response:
-    """The releases events named, of the organization or of the path's project."""
-    size = paging.page_size(request.query_params, MAX_LISTED, MAX_LISTED)
-    query = request.query_params.get("query", "")[:lookup.MAX_NAME]
-    slug = request.path_params.get("project")
-
-    def read() -> list[dict[str, Any]]:
-        project_id = lookup.project(parts.engine, slug)["id"] if slug else None
-        names = {p.id: p.name for p in Projects(parts.engine).all()}
-        return [sentry_json.release(number, r.version, r.first_seen, r.last_seen, r.issues,
-                               [{"id": i, "slug": names.get(i, ""), "name": names.get(i, ""), "platform": None}
-                                for i in r.project_ids])
-                for number, r in enumerate(releases.seen(parts.engine, project_id, query, size), 1)]
-
-    return answer(await anyio.to_thread.run_sync(read))
 
 
 def _fields(request: Request) -> list[str]:

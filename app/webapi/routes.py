@@ -33,7 +33,7 @@ from app.inbox.states import StateError
 from app.protocol.json_answers import SHARED_FAILURES, error, shared_failure
 from app.settings import SETTINGS, Settings
 from app.sourcemaps.upload_api import is_upload_path
-from app.webapi import directory, issue_resources, issues, links
+from app.webapi import directory, issue_resources, issues, links, releases
 from app.webapi.auth import ApiAuthError, ApiCaller, authenticate, is_api_token
 from app.webapi.handler_context import Parts
 from app.webapi.lookup import BadRequest, NotFound, organization
@@ -57,12 +57,14 @@ ROUTES: list[tuple[str, str, Handler, str]] = [  # path, method, handler, scope
     (f"{ORG}/projects/", "GET", directory.projects, "project:read"),
     (f"{ORG}/members/", "GET", directory.members, "org:read"),
     (f"{ORG}/users/", "GET", directory.users, "org:read"),
-    (f"{ORG}/releases/", "GET", directory.release_list, "project:read"),
+    (f"{ORG}/releases/", "GET", releases.release_list, "project:read"),
+    (f"{ORG}/releases/{{version}}/", "GET", releases.release_detail, "project:read"),
     (f"{ORG}/events/", "GET", directory.search_events, "event:read"),
     (f"{ORG}/events/validate/", "GET", directory.validate_events, "event:read"),
     (f"{ORG}/replay-count/", "GET", issue_resources.no_replays, "event:read"),
     (f"{PROJECT}/", "GET", directory.project, "project:read"),
-    (f"{PROJECT}/releases/", "GET", directory.release_list, "project:read"),
+    (f"{PROJECT}/releases/", "GET", releases.release_list, "project:read"),
+    (f"{PROJECT}/releases/{{version}}/", "GET", releases.release_detail, "project:read"),
     (f"{PROJECT}/stacktrace-link/", "GET", issue_resources.no_stacktrace_link, "project:read"),
     (f"{PROJECT}/issues/", "GET", issues.project_list, "event:read"),
     (f"{PROJECT}/issues/", "PUT", issues.bulk_update, WRITE),

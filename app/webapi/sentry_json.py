@@ -13,6 +13,7 @@ from typing import Any
 
 from app.inbox import states
 from app.inbox.activity import Entry
+from app.releases.health import ReleaseHealth
 
 ORG_SLUG, ORG_NAME, ORG_ID = "lookout", "Lookout", "1"  # Lookout has one organization; any slug names it
 # Lookout's statuses as Sentry's (status, substatus): a regression is unresolved, as in Sentry.
@@ -112,11 +113,32 @@ def activity(number: int, entry: Entry, ids: dict[str, int]) -> dict[str, Any]:
     return {"id": item_id, "type": kind, "dateCreated": iso(entry.at), "user": who, "data": data}
 
 
-def release(number: int, version: str, first: float, last: float, new_groups: int,
+def release(number: int, version: str, first: float | None, last: float | None, new_groups: int,
             projects: list[dict[str, Any]]) -> dict[str, Any]:
-    """A release as Sentry's: Lookout knows only the versions its events named, and when."""
+    """A release as Sentry's: Lookout knows the versions its events and sessions named, and when (no
+    commits, deploys or authors)."""
     short = version.partition("@")[2] or version
-    return {"id": number, "version": version, "shortVersion": short, "ref": None, "url": None,
+    return {"id": number, "version": version, "shortVersion": short, "status": "open", "ref": None, "url": None,
             "dateCreated": iso(first), "dateReleased": None, "firstEvent": iso(first), "lastEvent": iso(last),
             "newGroups": new_groups, "lastCommit": None, "lastDeploy": None, "authors": [], "commitCount": 0,
-            "deployCount": 0, "projects": projects}
+            "deployCount": 0, "owner": None, "data": {}, "projects": projects}
+
+
+def release_project(project_id: int, name: str, new_groups: int, has_health_data: bool,
+                    health_data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A project of a release, with its health when it was asked for (`health=1`)."""
+    found = {"id": project_id, "slug": name, "name": name, "newGroups": new_groups, "platform": None,
+             "platforms": [], "hasHealthData": has_health_data}
+    return found if health_data is None else {**found, "healthData": health_data}
+
+
+def health_data(health: ReleaseHealth, stats: dict[str, list[list[float]]]) -> dict[str, Any]:
+    """A release's health in one project, as Sentry's `healthData` (percentages 0-100; None where
+    there is nothing to divide by)."""
+    return {"durationP50": None, "durationP90": None, "crashFreeUsers": health.crash_free_users,
+            "crashFreeSessions": health.crash_free_sessions, "sessionsCrashed": health.crashed,
+            "sessionsErrored": health.errored, "totalUsers": health.users,
+            "totalUsers24h": health.users_24h, "totalProjectUsers24h": health.project_users_24h,
+            "totalSessions": health.sessions, "totalSessions24h": health.sessions_24h,
+            "totalProjectSessions24h": health.project_sessions_24h, "adoption": health.users_adoption,
+            "sessionsAdoption": health.adoption, "stats": stats, "hasHealthData": health.sessions > 0}

@@ -11,6 +11,7 @@ from sentry_sdk.sessions import track_session
 from sentry_sdk.utils import event_from_exception
 
 from app.ingest.store import InboxStore
+from tests.environment import LOCAL_DSN
 from tests.factories import sentry_sdk_envelopes, store_all
 
 HEALTHY, ERRORED, CRASHED, ABNORMAL = "healthy", "errored", "crashed", "abnormal"
@@ -34,11 +35,11 @@ def _fail(handled: bool) -> None:
 
 
 def run_sessions(inbox: InboxStore, sessions: list[Session], release: str = "shop@1.0",
-                 environment: str = "production", requests: list[str] | None = None) -> list[bytes]:
+                 environment: str = "production", requests: list[str] | None = None, dsn: str = LOCAL_DSN) -> list[bytes]:
     """Each of `sessions` run in sentry-sdk's application mode (an error handled: errored; not
     handled: crashed; marked abnormal before it ends), then each of `requests` (how it ends) in its
-    request mode (aggregated); the envelopes stored, and returned."""
-    with sentry_sdk_envelopes(release=release, environment=environment) as bodies:
+    request mode (aggregated); the envelopes stored (as `dsn`'s project's), and returned."""
+    with sentry_sdk_envelopes(dsn=dsn, release=release, environment=environment) as bodies:
         scope = sentry_sdk.get_isolation_scope()
         for session in sessions:
             scope.set_user({"id": session.user} if session.user else None)
@@ -53,5 +54,5 @@ def run_sessions(inbox: InboxStore, sessions: list[Session], release: str = "sho
             with track_session(scope, session_mode="request"):
                 if ends != HEALTHY:
                     _fail(handled=ends == ERRORED)
-    store_all(inbox, bodies)
+    store_all(inbox, bodies, dsn)
     return bodies

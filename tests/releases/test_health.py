@@ -30,6 +30,7 @@ def test_crash_free_figures_match_a_hand_count_of_the_sessions_sent(inbox: Inbox
     # Users: ada, bob, cy, dee (requests and two sessions name none); one of them, bob, crashed.
     assert (release.users, release.crashed_users, release.crash_free_users) == (4, 1, 75.0)
     assert release.adoption == 100.0 and release.sessions_24h == 16  # the project's only release today
+    assert (release.users_24h, release.users_adoption) == (4, 100.0)
     assert release.new_issues == 1  # "checkout failed", handled or not, is one issue
     assert release.first_seen is not None and release.last_seen is not None and release.first_seen <= release.last_seen
     run_sessions(inbox, [Session(CRASHED, "ada")], release="shop@1.1")
@@ -37,22 +38,25 @@ def test_crash_free_figures_match_a_hand_count_of_the_sessions_sent(inbox: Inbox
 
 
 def test_adoption_is_a_releases_share_of_its_projects_sessions_in_the_last_day(inbox: InboxStore) -> None:
-    run_sessions(inbox, [Session(HEALTHY)] * 3, release="shop@1.0")
-    run_sessions(inbox, [Session(HEALTHY)] * 1, release="shop@1.1")
+    run_sessions(inbox, [Session(HEALTHY, "ada"), Session(HEALTHY, "bob"), Session(HEALTHY, "bob")], release="shop@1.0")
+    run_sessions(inbox, [Session(HEALTHY, "ada")], release="shop@1.1")
     found = by_version(inbox)
     assert (found["shop@1.0"].adoption, found["shop@1.1"].adoption) == (75.0, 25.0)
+    assert (found["shop@1.0"].users_adoption, found["shop@1.1"].users_adoption) == (100.0, 50.0)  # of ada and bob
     assert [r.version for r in health.releases(inbox.engine)][0] == "shop@1.1"  # last seen first
     tomorrow = by_version(inbox, now=time.time() + 2 * 86400)
     assert tomorrow["shop@1.0"].adoption is None and tomorrow["shop@1.0"].sessions == 3  # nothing in that day
     assert list(by_version(inbox, version="shop@1.1")) == ["shop@1.1"]
+    assert list(by_version(inbox, containing="P@1.1")) == ["shop@1.1"] and by_version(inbox, containing="%") == {}
 
 
 def test_a_release_with_no_sessions_has_no_figures_rather_than_a_perfect_one(inbox: InboxStore) -> None:
     run_sessions(inbox, [Session(HEALTHY, "ada")], release="shop@1.0")
     release = by_version(inbox, project_id=999)
     assert release == {}
-    only_events = health.ReleaseHealth(1, "p", "v", 0, 0, 0, 0, 0, 0, 0, 0, None, None, 0)
-    assert (only_events.crash_free_sessions, only_events.crash_free_users, only_events.adoption) == (None, None, None)
+    only_events = health.ReleaseHealth(1, "p", "v", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None, None, 0)
+    assert (only_events.crash_free_sessions, only_events.crash_free_users, only_events.adoption,
+            only_events.users_adoption) == (None, None, None, None)
 
 
 def test_a_releases_sessions_over_time_by_hour_and_by_day(inbox: InboxStore) -> None:

@@ -35,6 +35,7 @@ class Inbox:
     issues: dict[str, int] = field(default_factory=dict)  # the exception's value → its issue id
     events: dict[str, str] = field(default_factory=dict)  # the exception's value → its event id
     tokens: dict[str, str] = field(default_factory=dict)  # "ada", "ada-read", "vic" → secret
+    dsn: str = ""  # the project's, for more of the SDK's envelopes
 
 
 def _fail(value: str) -> None:
@@ -50,7 +51,7 @@ def inbox(tmp: Path) -> Inbox:
     accounts.add_user("vic", "viewer", "correct horse battery")
     project = Projects(engine).add("web")
     dsn = project.dsn("127.0.0.1:9")
-    found = Inbox(engine, project.id)
+    found = Inbox(engine, project.id, dsn=dsn)
     store = InboxStore(engine)
     with sentry_sdk_envelopes(dsn=dsn, release="web@1.0.0", environment="production") as bodies:
         for value in ("division by zero", "missing-cart", "missing-user", "missing-cart"):
