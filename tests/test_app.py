@@ -26,12 +26,12 @@ def test_startup_prepares_the_process() -> None:
     assert startup.prepare_process in app.get_lifespan_tasks()
 
 
-def test_the_home_page_sums_session_updates_by_status_and_discards_by_reason() -> None:
+def test_the_home_page_shows_sessions_by_how_they_ended_and_discards_by_reason() -> None:
     from app.pages.home import counted
 
-    rows = counted({"r1|prod|crashed": 2, "r2|prod|crashed": 1, "r1|prod|exited": 6},
+    rows = counted({"healthy": 6, "errored": 0, "abnormal": 0, "crashed": 3},
                    {"error|queue_overflow": 4, "transaction|sample_rate": 9, "span|queue_overflow": 1})
-    assert rows == [("Sessions crashed", "3"), ("Sessions exited", "6"),
+    assert rows == [("Sessions healthy", "6"), ("Sessions crashed", "3"),
                     ("Discarded by SDKs (queue_overflow)", "5"), ("Discarded by SDKs (sample_rate)", "9")]
 
 

@@ -125,8 +125,9 @@ class InboxReader:
                 .order_by(PROJECTS.c.id))]
 
     def counts(self, kind: str) -> dict[str, int]:
-        """Session updates ("session": "release|environment|status") or discards ("discarded":
-        "category|reason"), summed over projects."""
+        """What SDKs discarded ("discarded": "category|reason") or inbound filters dropped ("filtered":
+        the filter's name), summed over projects. (Before migration 0027, session updates were counted
+        here too, as "session"; release health counts sessions now: app/releases/.)"""
         with self.engine.connect() as connection:
             rows = connection.execute(
                 select(COUNTS.c.key, sqlalchemy.func.sum(COUNTS.c.count)).where(COUNTS.c.kind == kind).group_by(COUNTS.c.key)

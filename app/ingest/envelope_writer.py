@@ -1,7 +1,7 @@
 """Writes what was read of one envelope (`Readable`, app/ingest/envelope_reader.py) into the inbox,
 in the store's write transaction (app/ingest/store.py): the items its project's inbound filters
 dropped, counted per filter; its outbox row's body, replaced by its scrubbed copy; its events
-(event_writer.py), transactions (trace_writer.py), logs, feedback and counted items (log_writer.py),
+(event_writer.py), transactions (trace_writer.py), logs, feedback and client reports (log_writer.py),
 sessions (app/releases/session_writer.py), cron check-ins (app/monitors/checkins.py).
 """
 
@@ -56,10 +56,11 @@ def write_envelope(connection: sqlalchemy.Connection, readable: Readable, tags: 
             result.feedback += 1
         elif item_type == "check_in":
             result.checkins += write_checkin(connection, project_id, payload, received_at)
+        elif item_type in SESSION_ITEM_TYPES:
+            write_sessions(connection, project_id, item_type, payload, received_at)
+            result.counted += 1
         elif item_type in COUNTED_ITEM_TYPES:
-            write_counts(connection, project_id, item_type, payload)
-            if item_type in SESSION_ITEM_TYPES:
-                write_sessions(connection, project_id, item_type, payload, received_at)
+            write_counts(connection, project_id, payload)
             result.counted += 1
         else:
             result.other_items[item_type] = result.other_items.get(item_type, 0) + 1

@@ -1,6 +1,6 @@
-"""The writer of what comes beside events and transactions: log lines, user feedback, and the
-counted items (session updates, session aggregates, client reports), each summed into one row per
-(project, kind, key)."""
+"""The writer of what comes beside events and transactions: log lines, user feedback, and client
+reports, summed into one row per (project, kind, key). Sessions are release health's
+(app/releases/session_writer.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from app.inbox.tables import COUNTS, FEEDBACK, LOGS
 from app.ingest.event_writer import ENVIRONMENT_LENGTH, ID_LENGTH, NAME_LENGTH
 from app.protocol.fields import cut, listed, mapping, seconds, text, whole
 
-SESSION_STATUSES = ("exited", "errored", "crashed", "abnormal")
 URL_LENGTH = 2048  # of the page a piece of feedback was sent from
 
 
@@ -67,9 +66,9 @@ def write_feedback(connection: sqlalchemy.Connection, project_id: int, kind: str
     ))
 
 
-def write_counts(connection: sqlalchemy.Connection, project_id: int, item_type: str, payload: dict[str, Any]) -> None:
-    """Add a session update, session aggregates or a client report to the project's counts."""
-    for kind, key, count in counts(item_type, payload):
+def write_counts(connection: sqlalchemy.Connection, project_id: int, payload: dict[str, Any]) -> None:
+    """Add a client report (what an SDK discarded, by category and reason) to the project's counts."""
+    for kind, key, count in counts(payload):
         if count > 0:
             add_count(connection, project_id, kind, key, count)
 
@@ -81,19 +80,11 @@ def add_count(connection: sqlalchemy.Connection, project_id: int, kind: str, key
         connection.execute(insert(COUNTS).values(project_id=project_id, kind=kind, key=key, count=count))
 
 
-def counts(item_type: str, payload: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(kind, key, count) for a session update, session aggregates or a client report."""
-    if item_type == "client_report":
-        discarded = listed(payload.get("discarded_events"))
-        return [("discarded", f"{text(d.get('category'))}|{text(d.get('reason'))}", _whole(d.get("quantity")))
-                for d in discarded if isinstance(d, dict)]
-    attrs = mapping(payload.get("attrs"))
-    where = f"{text(attrs.get('release'))}|{text(attrs.get('environment'))}"
-    if item_type == "session":
-        return [("session", f"{where}|{text(payload.get('status')) or 'ok'}", 1)]
-    aggregates = listed(payload.get("aggregates"))
-    return [("session", f"{where}|{status}", _whole(a.get(status)))
-            for a in aggregates if isinstance(a, dict) for status in SESSION_STATUSES]
+def counts(payload: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(kind, key, count) for a client report."""
+    discarded = listed(payload.get("discarded_events"))
+    return [("discarded", f"{text(d.get('category'))}|{text(d.get('reason'))}", _whole(d.get("quantity")))
+            for d in discarded if isinstance(d, dict)]
 
 
 def _whole(value: Any) -> int:

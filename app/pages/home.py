@@ -11,6 +11,7 @@ from app.components.layout import layout
 from app.components.page import page_at
 from app.console.state import ConsoleState, database, inbox_reader, tunnel_snapshot
 from app.projects.registry import Projects
+from app.releases import health
 from app.settings import SETTINGS
 from app.sourcemaps import own_build
 from reflex_lookout.sourcemaps import to_sentry
@@ -65,7 +66,7 @@ class HomeState(ConsoleState, rx.State):
             self.other_projects = [(p.name, p.dsn(host)) for p in found if str(p.id) != SETTINGS.local_dsn.project_id]
             inbox = inbox_reader()
             self.inbox_counts = counted(*await anyio.to_thread.run_sync(
-                lambda: (inbox.counts("session"), inbox.counts("discarded"))
+                lambda: (health.by_status(inbox.engine), inbox.counts("discarded"))
             ))
         else:
             self.sentry_maps = await anyio.to_thread.run_sync(lambda: to_sentry.report(own_build.upload_settings(SETTINGS)))
@@ -81,16 +82,13 @@ def inbox_dsn(host: str) -> str:
 
 
 def counted(sessions: dict[str, int], discarded: dict[str, int]) -> list[tuple[str, str]]:
-    """Session updates by status, and what SDKs discarded by reason, as (label, figure) rows."""
-    by_status: dict[str, int] = {}
-    for key, count in sessions.items():
-        status = key.rsplit("|", 1)[-1]
-        by_status[status] = by_status.get(status, 0) + count
+    """Sessions by how they ended (app/releases/health.py), and what SDKs discarded by reason, as
+    (label, figure) rows; none for a status with no session."""
     by_reason: dict[str, int] = {}
     for key, count in discarded.items():
         reason = key.rsplit("|", 1)[-1]
         by_reason[reason] = by_reason.get(reason, 0) + count
-    return ([(f"Sessions {status}", str(n)) for status, n in sorted(by_status.items())]
+    return ([(f"Sessions {status}", str(n)) for status, n in sessions.items() if n]
             + [(f"Discarded by SDKs ({reason})", str(n)) for reason, n in sorted(by_reason.items())])
 
 

@@ -125,6 +125,16 @@ def releases(engine: sqlalchemy.Engine, project_id: int | None = None, version: 
     return listed[:max(1, min(limit, MAX_RELEASES))]
 
 
+def by_status(engine: sqlalchemy.Engine) -> dict[str, int]:
+    """Every project's sessions by how they ended (STATUSES), summed over releases (the home page)."""
+    query = select(func.sum(SESSIONS.c.sessions), func.sum(SESSIONS.c.errored), func.sum(SESSIONS.c.abnormal),
+                   func.sum(SESSIONS.c.crashed))
+    with engine.connect() as connection:
+        started, errored, abnormal, crashed = (int(n or 0) for n in connection.execute(query).one())
+    return {"healthy": max(0, started - errored - abnormal - crashed), "errored": errored, "abnormal": abnormal,
+            "crashed": crashed}
+
+
 def series(engine: sqlalchemy.Engine, project_id: int, version: str, period: str = "14d",
            now: float | None = None) -> list[dict[str, Any]]:
     """The release's sessions by when they started, one row per hour (24h) or day (14d), oldest first:
