@@ -13,13 +13,14 @@ from app.inbox.grouping import group
 from app.ingest.incoming import COUNTED_ITEM_TYPES, EVENT_ITEM_TYPES, Readable
 from app.ingest.log_writer import counts as counted
 from app.projects.options_store import FILTERED
+from app.releases.session_writer import SESSION_ITEM_TYPES, row_keys
 
 
 class Keys:
     """The keys an ingest transaction holds (PostgreSQL, several feeders): an advisory lock per
     issue an envelope's events go to (their project and grouping fingerprint, as
-    app/ingest/event_writer.py groups them) and per count row it adds to (sessions, client reports,
-    what an inbound filter dropped: app/ingest/log_writer.py). Two feeders never write to one
+    app/ingest/event_writer.py groups them) and per count row it adds to (client reports and what
+    an inbound filter dropped: app/ingest/log_writer.py; sessions: app/releases/session_writer.py). Two feeders never write to one
     issue or count row at once, so neither waits on the other's issue rows, nor makes a new issue
     the other is making. Each takes the keys of the next LOOKAHEAD envelopes at once, without
     waiting (`pg_try_advisory_xact_lock`); an envelope whose keys another feeder holds is asked for
@@ -68,9 +69,13 @@ def keys_of(read: Readable | Exception) -> frozenset[int]:
         if item_type in EVENT_ITEM_TYPES:
             with contextlib.suppress(Exception):
                 named.append((read.project_id, group(payload).fingerprint))
+        elif item_type in SESSION_ITEM_TYPES:
+            with contextlib.suppress(Exception):
+                named.extend((read.project_id, "session", *row) for row in row_keys(
+                    read.project_id, item_type, payload, read.received_at))
         elif item_type in COUNTED_ITEM_TYPES:
             with contextlib.suppress(Exception):
-                named.extend((read.project_id, kind, key) for kind, key, _ in counted(item_type, payload))
+                named.extend((read.project_id, kind, key) for kind, key, _ in counted(payload))
     return frozenset(int.from_bytes(hashlib.blake2b(repr(name).encode(), digest_size=4).digest(), "big", signed=True)
                      for name in named)
 

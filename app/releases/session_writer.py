@@ -62,6 +62,19 @@ def write_sessions(connection: sqlalchemy.Connection, project_id: int, item_type
     return len(rows)
 
 
+def row_keys(project_id: int, item_type: str, payload: dict[str, Any], received_at: float) -> list[tuple[str, ...]]:
+    """The (release, environment, key) of each row a `session` or `sessions` item writes to: what
+    parallel feeders lock before they write (app/ingest/issue_keys.py)."""
+    attrs = mapping(payload.get("attrs"))
+    release = cut(attrs.get("release"), NAME_LENGTH)
+    if not release:
+        return []
+    environment = cut(attrs.get("environment"), ENVIRONMENT_LENGTH)
+    rows = ([_single(payload, project_id, received_at)] if item_type == "session" else
+            [_group(mapping(group), project_id, received_at) for group in listed(payload.get("aggregates"))[:MAX_GROUPS]])
+    return [(release, environment, row["key"]) for row in rows if row is not None]
+
+
 def hashed_did(project_id: int, did: Any) -> str:
     """A user's distinct id as stored: 32 hex digits of its SHA-256 with the project's id; "" for none."""
     found = text(did)

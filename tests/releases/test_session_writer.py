@@ -10,6 +10,8 @@ import time
 import sqlalchemy
 from sqlalchemy import select
 
+from app.ingest.incoming import Readable
+from app.ingest.issue_keys import keys_of
 from app.ingest.store import InboxStore
 from app.releases import session_writer
 from app.releases.tables import SESSIONS
@@ -98,3 +100,21 @@ def test_hostile_sessions_are_bounded(inbox: InboxStore) -> None:
     assert len(found) == session_writer.MAX_GROUPS + 1
     assert {len(release) for _k, release, *_ in found[:-1]} == {200}
     assert found[-1][0] == "s:" + ("<script>" * 40)[:session_writer.SID_LENGTH]
+
+
+def test_parallel_feeders_lock_the_session_rows_an_envelope_writes() -> None:
+    """On PostgreSQL two feeders may write at once (app/ingest/issue_keys.py): two envelopes updating one
+    session want one key, another session's envelope none of it, and a client report keys of its own."""
+    now = time.time()
+
+    def keys(*items: tuple[str, dict]) -> frozenset[int]:
+        return keys_of(Readable(1, now, None, [(item_type, payload, None) for item_type, payload in items]))
+
+    first, later = keys(("session", update("a" * 32, init=True))), keys(("session", update("a" * 32, status="exited")))
+    assert first == later and len(first) == 1
+    assert keys(("session", update("b" * 32, init=True))).isdisjoint(first)
+    groups = {"attrs": {"release": "shop@1.0"}, "aggregates": [{"started": now, "exited": 1, "did": d} for d in "xy"]}
+    assert len(keys(("sessions", groups))) == 2  # one row per user of that minute
+    assert keys(("session", {"sid": "c", "attrs": {}})) == frozenset()  # no release: nothing written
+    report = {"discarded_events": [{"reason": "queue_overflow", "category": "error", "quantity": 1}]}
+    assert len(keys(("client_report", report))) == 1
