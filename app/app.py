@@ -23,6 +23,7 @@ from app.pages import (  # noqa: F401 (imported for their pages, which they regi
     monitors,
     not_found,
     project_settings,
+    releases,
     sign_in,
     tokens,
     traces,

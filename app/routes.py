@@ -5,6 +5,7 @@ TRY = "/try"
 TRY_SLOW = "/try/slow"
 ISSUES = "/issues"
 ISSUE = "/issue"  # ?id=N
+RELEASES = "/releases"  # release health per project and release (?project=N, ?release=<version>)
 TRACES = "/traces"
 TRACE = "/trace"  # ?id=<trace id>
 LOGS = "/logs"
@@ -20,6 +21,7 @@ NOT_FOUND = "404"  # Reflex's slug for the not-found route
 NAVIGATION: list[tuple[str, str]] = [
     ("Overview", HOME),
     ("Issues", ISSUES),
+    ("Releases", RELEASES),
     ("Traces", TRACES),
     ("Logs", LOGS),
     ("Feedback", FEEDBACK),

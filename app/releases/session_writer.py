@@ -8,11 +8,13 @@ transaction (app/ingest/envelope_writer.py), counted as Sentry's Relay counts th
 
 A single session is one row by its sid, whatever number of updates it sends and in whatever order:
 its `init` update counts it as started, and its worst status wins (crashed, then abnormal, then
-errored: status "errored" or `errors` above 0, then healthy). An aggregate's group is added to the
-row of its release, environment, minute started and user. Sessions with no release are dropped, as
-Relay drops them; so are those started more than MAX_AGE before they were received. A user's
-distinct id (`did`, often an e-mail address or a user id) is stored hashed with the project's id:
-distinct users can be counted, and the id itself is not kept.
+errored: status "errored" or "unhandled" or `errors` above 0, then healthy). "unhandled" is what the
+browser SDK (since 10) sends for an unhandled error, which does not end the page as a crash ends a
+process: errored, not crashed, as Relay counts it; an aggregate's `unhandled` groups likewise. An
+aggregate's group is added to the row of its release, environment, minute started and user. Sessions
+with no release are dropped, as Relay drops them; so are those started more than MAX_AGE before they
+were received. A user's distinct id (`did`, often an e-mail address or a user id) is stored hashed
+with the project's id: distinct users can be counted, and the id itself is not kept.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ MAX_AGE = 5 * 86400.0  # a session started longer before it was received is not 
 MAX_GROUPS = 1000  # of one `sessions` item's aggregates
 SID_LENGTH = 64
 NIL_DID = "00000000-0000-0000-0000-000000000000"  # Relay reads it as no user
-CRASHED, ABNORMAL, ERRORED = "crashed", "abnormal", "errored"
+CRASHED, ABNORMAL, ERRORED, UNHANDLED = "crashed", "abnormal", "errored", "unhandled"
 KEY = (SESSIONS.c.project_id, SESSIONS.c.release, SESSIONS.c.environment, SESSIONS.c.key)
 
 
@@ -99,7 +101,7 @@ def _single(payload: dict[str, Any], project_id: int, received_at: float) -> dic
     errors = payload.get("errors")
     crashed = status == CRASHED
     abnormal = status == ABNORMAL and not crashed
-    errored = not (crashed or abnormal) and (status == ERRORED or (whole(errors) and errors > 0))
+    errored = not (crashed or abnormal) and (status in (ERRORED, UNHANDLED) or (whole(errors) and errors > 0))
     return {"key": f"s:{sid}", "did": hashed_did(project_id, payload.get("did")), "started": started,
             "sessions": int(payload.get("init") is True), "errored": int(errored), "abnormal": int(abnormal),
             "crashed": int(crashed)}
@@ -109,8 +111,9 @@ def _group(group: dict[str, Any], project_id: int, received_at: float) -> dict[s
     started = _started(group.get("started"), received_at)
     if started is None:
         return None
-    counts = {status: _count(group.get(status)) for status in ("exited", ERRORED, ABNORMAL, CRASHED)}
+    counts = {status: _count(group.get(status)) for status in ("exited", ERRORED, UNHANDLED, ABNORMAL, CRASHED)}
     total = sum(counts.values())
+    counts[ERRORED] += counts[UNHANDLED]
     if total == 0:
         return None
     did = hashed_did(project_id, group.get("did"))

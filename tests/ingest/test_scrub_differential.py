@@ -314,6 +314,16 @@ def test_generated_items_are_kept_as_relay_keeps_them(
         check(item_type, raw.encode(), scrubbing)
 
 
+def test_an_empty_value_relay_replaces_is_kept_as_sent_by_both_paths() -> None:
+    """Found by the generated items once (the search reached it in one test order only): Relay gives a
+    context's `"type": {}` the context's key; the prefilter's path keeps the item as sent, and so must
+    Relay's, since an empty value holds nothing to scrub."""
+    raw = json.dumps({"event_id": "a" * 32, "platform": "go", "contexts": {"app": {"KEY": [], "type": {}}}}).encode()
+    for scrubbing in SETTINGS:
+        assert check("event", raw, scrubbing)
+        assert scrub_item("event", json.loads(raw), scrubbing)["contexts"]["app"]["type"] == {}
+
+
 CLEAN_KEYS = ["user", "note", "amount", "route", "colour", "name", "city", "ref", "kind", "step"]
 CLEAN_TEXT = st.text(string.ascii_lowercase + " ", max_size=12)
 

@@ -118,3 +118,12 @@ def test_parallel_feeders_lock_the_session_rows_an_envelope_writes() -> None:
     assert keys(("session", {"sid": "c", "attrs": {}})) == frozenset()  # no release: nothing written
     report = {"discarded_events": [{"reason": "queue_overflow", "category": "error", "quantity": 1}]}
     assert len(keys(("client_report", report))) == 1
+
+
+def test_the_browser_sdks_unhandled_status_is_an_errored_session_not_a_crash(inbox: InboxStore) -> None:
+    """@sentry/browser (10 and later) ends a session with an unhandled error as "unhandled": the page lives on."""
+    inbox.ingest_envelope(session_envelope(update("d" * 32, init=True, status="ok"),
+                                           update("d" * 32, status="unhandled", errors=1)), dsn=LOCAL_DSN)
+    groups = {"attrs": {"release": "shop@1.0"}, "aggregates": [{"started": time.time(), "exited": 2, "unhandled": 3}]}
+    inbox.ingest_envelope(build(None, [("sessions", json.dumps(groups).encode())]), dsn=LOCAL_DSN)
+    assert totals(inbox.engine) == (6, 4, 0, 0)

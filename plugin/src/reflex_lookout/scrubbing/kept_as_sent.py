@@ -57,7 +57,11 @@ def _kept(sent: Any, out: Any, meta: dict[str, Any], clean: _Clean) -> Any:
         return out if meta else sent  # a string Relay read as parts (a query string, cookies), scrubbed within
     if isinstance(sent, list) and not meta and not any(isinstance(v, dict | list) for v in sent):
         return sent  # a header's values, which Relay joins into one string and found nothing in
-    return out if isinstance(sent, dict | list) else sent  # else: Relay's type for the same value (42 as "42")
+    if isinstance(sent, dict | list) and not _holds_nothing(sent):
+        return out  # Relay's type for the same value (42 as "42")
+    # A scalar, or an empty container Relay replaced by a scalar of its own (a context's `"type": {}`
+    # becomes its key, "app"): it holds nothing to scrub, so as sent, as the prefilter's path keeps it.
+    return sent
 
 
 def _by_a_rule(remarks: Any) -> bool:
