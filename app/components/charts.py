@@ -29,11 +29,12 @@ def counts_bar_chart(data: rx.Var, label_key: str, count_key: str, element_id: s
 class BarChart(rx.recharts.BarChart):  # (named as Recharts' is: Reflex checks a chart's parts by class name)
     """Recharts' bar chart imported with its page, as the page's other recharts parts (axes, bars, the
     responsive container) are, instead of on the client only (Reflex's charts: `import('recharts')`
-    in each page that has one). With that lazy import in a second page (/issue has the first), Vite
-    put its preload helper in a chunk of its own, which it emits without a source map, and the
-    source-map build step (reflex_lookout/sourcemaps/build_step.py) refuses a chunk without one. So
-    the page's prerender would draw it too: a page shows it only once its state is read (/releases
-    does: its chart is shown when the URL names a release that sessions or events name)."""
+    in each page that has one). With that lazy import in a second page (/issue has the first), Vite 8
+    puts its preload helper, and modules the pages share, in a chunk it writes without a source map:
+    the plugin's build step then gives that chunk an empty map (build_step.py), and its frames would
+    not be mapped. Imported statically, every chunk of Lookout's build keeps a real map. The page's
+    prerender would draw it too: a page shows it only once its state is read (/releases does: its
+    chart is shown when the URL names a release that sessions or events name)."""
 
     def _get_imports(self) -> ParsedImportDict:
         return Component._get_imports(self)

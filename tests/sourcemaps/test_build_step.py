@@ -173,3 +173,23 @@ def test_the_production_build_writes_hidden_source_maps_whatever_reflex_set() ->
 def test_template_without_a_build_sourcemap_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="sourcemap"):
         hide_source_maps("export default {}")
+
+
+def test_vites_preload_helper_chunk_without_a_map_gets_an_empty_one(
+        static_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Vite 8 writes no map for the chunk of its preload helper when lazy imports on several pages share
+    it (Reflex's charts on two pages): that chunk gets an empty map and the build keeps all the others."""
+    helper = static_dir / "assets" / "preload-helper-Ab_d-234.js"
+    helper.write_text('const e="modulepreload";export{e as t};\n')
+    directory = make_bundle(static_dir, tmp_path / "bundles", SENTRY_CLI, keep=1)
+    manifest = bundle.read_manifest(directory)
+    [entry] = [f for f in manifest.files if f.js.endswith(helper.name)]
+    stored = json.loads((directory / entry.map).read_text())
+    assert (stored["sources"], stored["mappings"], stored["debugId"]) == ([], "", entry.debug_id)
+    assert len(manifest.files) == 3 and all((directory / f.map).exists() for f in manifest.files)
+    assert f"Vite wrote no source map for {helper.name}" in caplog.text
+    again = _built(tmp_path / "again")
+    other = again / "assets" / "vendor-Ab_d-234.js"  # any other chunk without a map still stops the build
+    other.write_text("export const v=1;\n")
+    with pytest.raises(SourceMapBuildError, match=rf"{re.escape(str(other))} has no source map beside it"):
+        make_bundle(again, tmp_path / "bundles-again", SENTRY_CLI, keep=1)

@@ -10,7 +10,8 @@ writes the precompressed `.gz` files (so they match), `post_build`:
    carry `debug_meta.images`, and a `//# debugId=` comment; its map gets the same `debugId`;
 2. checks that every chunk has a map and a debug ID, equal in both, and that no chunk names its map
    (React Router's route manifest, `manifest-<hash>.js`, is data, not code: it has no map, and is
-   left as it is);
+   left as it is; the chunk of Vite's preload helper, which Vite 8 may write without a map, gets an
+   empty one, with a warning, rather than costing the build all its maps);
 3. moves every map, with a copy of each chunk and a manifest, into a bundle directory that is not
    served (bundle.py), and keeps only the newest `keep` bundles there (Lookout, the app this plugin
    comes from, imports them into its database when its backend starts);
@@ -56,6 +57,10 @@ MAP_REFERENCE = re.compile(rb"^//[#@] sourceMappingURL=", re.MULTILINE)
 # React Router's route manifest: one assignment of JSON, written by its Vite plugin without a map.
 ROUTE_MANIFEST_NAME = re.compile(r"manifest-[0-9a-f]{8}\.js")
 ROUTE_MANIFEST_START = b"window.__reactRouterManifest="
+# The chunk Vite 8 puts its preload helper in when lazy imports on several pages share it (Reflex's
+# charts: `import('recharts')` per page); Vite writes it without a map even with build.sourcemap set.
+PRELOAD_HELPER_NAME = re.compile(r"preload-helper-[A-Za-z0-9_-]{8}\.js")
+EMPTY_MAP = {"version": 3, "sources": [], "names": [], "mappings": ""}
 BUILD_SOURCEMAP = re.compile(r"^(  build: \{\n(?:    .*\n)*?    sourcemap: ).*,$", re.MULTILINE)
 
 
@@ -173,6 +178,11 @@ def _chunks(assets: Path) -> tuple[list[Path], list[Path]]:
     if not chunks:
         raise SourceMapBuildError(f"The build has no JavaScript under {assets}.")
     for chunk in chunks:
+        if not _map_of(chunk).is_file() and PRELOAD_HELPER_NAME.fullmatch(chunk.name):
+            # Its frames stay as built; the build's other maps are kept (not all refused for one chunk).
+            _map_of(chunk).write_text(json.dumps({**EMPTY_MAP, "file": chunk.name}), "utf-8")
+            logger.warning("reflex-lookout: Vite wrote no source map for %s (its preload helper's chunk); an empty "
+                           "one stands in, so frames in that chunk are not mapped.", chunk.name)
         if not _map_of(chunk).is_file():
             raise SourceMapBuildError(
                 f"{chunk} has no source map beside it ({_map_of(chunk).name}): the build must emit one per chunk "
