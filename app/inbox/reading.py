@@ -88,11 +88,14 @@ class InboxReader:
                 for row, event in zip(rows, found, strict=True) if event is not None]
 
     def feedback(self, issue_id: int, limit: int = 50) -> list[dict[str, Any]]:
-        """What users wrote about the issue's stored events, newest first."""
+        """What users wrote about the issue's stored events, newest first: feedback of the issue's own
+        project only (an event id is the SDK's: another project's feedback may name the same one)."""
+        project = select(ISSUES.c.project_id).where(ISSUES.c.id == issue_id).scalar_subquery()
         with self.engine.connect() as connection:
             rows = connection.execute(
                 select(*FEEDBACK_COLUMNS)
-                .where(FEEDBACK.c.event_id.in_(select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id)))
+                .where(FEEDBACK.c.project_id == project,
+                       FEEDBACK.c.event_id.in_(select(EVENTS.c.event_id).where(EVENTS.c.issue_id == issue_id)))
                 .order_by(FEEDBACK.c.id.desc()).limit(limit)
             ).mappings().all()
         return [dict(row) for row in rows]

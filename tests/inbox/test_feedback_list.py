@@ -53,3 +53,5 @@ def test_feedback_is_listed_newest_first_with_its_issue_and_filtered_by_project(
     # the issue page's feedback: of its events only, with the page and release too
     assert [(f["message"], f["url"], f["release"]) for f in reader.feedback(issue_id)] == [
         ("first", "https://shop.example/first", "shop@2.1")]
+    # and of its project only: "other-project" names billing's event from the local project
+    assert [f["message"] for f in reader.feedback(billing_issue)] == ["billing"]
