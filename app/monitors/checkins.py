@@ -9,8 +9,8 @@ A check-in finds its monitor by project and slug, created when new (with no sche
 `monitor_config`; at most MAX_MONITORS per project: a new slug past that is dropped); a config that
 parses (app/monitors/schedule.py) replaces the monitor's schedule. An ok or error check-in with the
 `check_in_id` of an earlier in_progress one updates that row. Each check-in sets when the next one is
-expected (from when its run started) and an ok or error one the monitor's state (states.py). A
-monitor keeps its newest CHECKINS_KEPT check-ins.
+expected (from when its run started, or from the slot it started a little early for: `slot_of`) and
+an ok or error one the monitor's state (states.py). A monitor keeps its newest CHECKINS_KEPT check-ins.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from app.monitors.tables import CHECKINS, MONITORS
 from app.protocol.fields import cut, mapping
 
 MAX_MONITORS = 1000  # per project
+EARLY_S = 60.0  # a run that starts at most this much before its slot is that slot's (`slot_of`)
 CHECKINS_KEPT = 500  # per monitor, the newest
 STATUSES = ("in_progress", "ok", "error")
 ENVIRONMENT_LENGTH, RELEASE_LENGTH, ID_LENGTH = 64, 200, 64
@@ -37,6 +38,18 @@ COUNT_MONITORS = select(func.count()).select_from(MONITORS).where(MONITORS.c.pro
 SAME_CHECKIN = select(CHECKINS.c.id, CHECKINS.c.started_at).where(
     CHECKINS.c.monitor_id == bindparam("monitor_id"), CHECKINS.c.check_in_id == bindparam("check_in_id")
 ).order_by(CHECKINS.c.id.desc()).limit(1)
+
+
+def slot_of(schedule: Schedule, started_at: float, expected_at: float | None) -> float:
+    """The time a new run started at `started_at` is counted for: the slot expected next when it
+    started a little before it (a cron daemon or a clock ahead: at most EARLY_S, and at most a tenth
+    of the schedule's period), so the next slot is the one after that and not the slot the run already
+    filled; else when it started."""
+    if expected_at is None or not started_at < expected_at:
+        return started_at
+    following = schedule.next_after(expected_at)
+    early = min(EARLY_S, (following - expected_at) / 10) if following is not None else 0.0
+    return expected_at if expected_at - early <= started_at else started_at
 
 
 def write_checkin(connection: sqlalchemy.Connection, project_id: int, payload: dict[str, Any],
@@ -74,8 +87,15 @@ def write_checkin(connection: sqlalchemy.Connection, project_id: int, payload: d
         connection.execute(insert(CHECKINS).values(monitor_id=monitor.id, check_in_id=check_in_id,
                                                    started_at=started_at, **values))
         keep_newest(connection, monitor.id)
+    # A new run sets when the next is expected; the end of a run (its in_progress known) leaves what its
+    # start set, unless it brings a schedule (which may be new) or none was expected.
+    if earlier is not None and schedule is None and monitor.next_expected_at is not None:
+        expected = monitor.next_expected_at
+    else:
+        expected = states.schedule_of(monitor).next_after(
+            slot_of(states.schedule_of(monitor), started_at, None if earlier is not None else monitor.next_expected_at))
     connection.execute(update(MONITORS).where(MONITORS.c.id == monitor.id).values(
-        last_checkin_at=received_at, next_expected_at=states.schedule_of(monitor).next_after(started_at)))
+        last_checkin_at=received_at, next_expected_at=expected))
     if status != "in_progress":
         states.change(connection, project_id, monitor, status, received_at,
                       started_at if status == "error" else received_at, environment=environment, release=release)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import sqlalchemy
 
 from app import db
@@ -62,6 +64,23 @@ def test_a_config_that_does_not_parse_keeps_the_schedule_and_a_bad_check_in_is_d
         assert not checkin_writer.write_checkin(connection, 1, {"monitor_slug": "kept", "status": "maybe"}, 1.0)
         assert not checkin_writer.write_checkin(connection, 1, {"monitor_slug": " ", "status": "ok"}, 1.0)
     assert len(checkins(inbox.engine, "kept")) == 2
+
+
+def test_a_run_that_starts_a_little_early_fills_its_slot_and_the_next_is_the_one_after(inbox: InboxStore) -> None:
+    """An hourly crontab job whose cron started it half a second before 12:00 was counted for 12:00, so
+    the next run is expected at 13:00 and the watcher does not mark 12:00 missed."""
+    hourly = {"schedule": {"type": "crontab", "value": "0 * * * *"}, "checkin_margin": 1, "timezone": "UTC"}
+    noon = datetime(2026, 11, 29, 12, tzinfo=UTC).timestamp()
+
+    def run_at(at: float, **more: object) -> float:
+        with inbox.engine.begin() as connection:
+            checkin_writer.write_checkin(connection, 1, {"monitor_slug": "hourly", "status": "ok", **more}, at)
+        return monitor(inbox.engine, "hourly").next_expected_at
+
+    assert run_at(noon - 3600 + 2, monitor_config=hourly) == noon  # 11:00:02
+    assert run_at(noon - 0.5) == noon + 3600  # 11:59:59.5 was 12:00's run: 13:00 next, not 12:00 again
+    assert run_at(noon + 1800) == noon + 3600  # an extra run at 12:30: the next slot stays
+    assert run_at(noon + 3600 - checkin_writer.EARLY_S - 1) == noon + 3600  # 12:58:59: too early to be 13:00's
 
 
 def test_monitors_and_check_ins_are_capped(inbox: InboxStore, monkeypatch) -> None:
