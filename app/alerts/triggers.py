@@ -153,7 +153,14 @@ def monitor_alert(connection: sqlalchemy.Connection, project_id: int, monitor_id
     """The alert of a cron monitor's state change (app/monitors/: `rule` one of MONITOR_RULES), written
     in the transaction that changes the state: by the ingest of its check-in (failed, recovered) or
     by the watcher's pass (missed, timeout). Its issue_id is the monitor's id, its culprit the
-    schedule; every channel of the project gets it (the project's issue rules do not apply)."""
+    schedule; every channel of the project gets it. Of the project's rules, the quiet period applies,
+    per monitor and rule as per issue and rule: a monitor flapping between missed and ok alerts once
+    per `quiet_minutes` each way, not on every change; the issue rules' switches do not apply."""
+    quiet_s = alert_rules.cached(connection, project_id).quiet_minutes * 60
+    if quiet_s and connection.execute(select(ALERTS.c.id).where(
+            ALERTS.c.project_id == project_id, ALERTS.c.issue_id == monitor_id, ALERTS.c.rule == rule,
+            ALERTS.c.created_at > at - quiet_s).limit(1)).first() is not None:
+        return
     connection.execute(INSERT_ALERT, {
         "dedupe_key": uuid.uuid4().hex, "project_id": project_id, "issue_id": monitor_id, "rule": rule,
         "reason": reason, "created_at": at, "channel_id": None, "fanned_out": False,

@@ -9,6 +9,7 @@ import time
 import pytest
 import sqlalchemy
 
+from app.alerts import rules as alert_rules
 from app.ingest.store import InboxStore
 from app.monitors.watcher import MonitorWatcher, watch
 from app.settings import Settings
@@ -108,3 +109,21 @@ async def test_the_backend_starts_the_watcher_beside_the_alert_sender(engine: sq
                 break
             await asyncio.sleep(0.05)
         assert lookout.monitor_watcher.passes >= 1  # its first pass at once
+
+
+def test_a_flapping_monitor_alerts_once_per_quiet_period_each_way(inbox: InboxStore) -> None:
+    """Missed, back, missed again, back again, all within the project's quiet period (30 min by
+    default): one missed and one recovered alert, as an issue alerts once per rule per quiet period."""
+    for _ in range(2):
+        run_job(inbox, "flappy", EVERY_MINUTE)
+        due = monitor(inbox.engine, "flappy").next_expected_at
+        assert watch(inbox.engine, due + 61).changes == 1
+    run_job(inbox, "flappy", EVERY_MINUTE)
+    assert monitor(inbox.engine, "flappy").state == "ok"
+    assert [a[0] for a in alerts(inbox.engine)] == ["missed", "recovered"]
+    with inbox.engine.begin() as connection:  # a project whose quiet period is off alerts on every change
+        alert_rules.save(connection, 1, alert_rules.Rules(quiet_minutes=0))
+    due = monitor(inbox.engine, "flappy").next_expected_at
+    watch(inbox.engine, due + 61)
+    run_job(inbox, "flappy", EVERY_MINUTE)
+    assert [a[0] for a in alerts(inbox.engine)] == ["missed", "recovered", "missed", "recovered"]
