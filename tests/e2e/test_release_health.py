@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import subprocess
 import sys
 import threading
 import time
@@ -28,6 +27,7 @@ from playwright.sync_api import Browser, Page, expect
 from app.releases import health
 from tests.e2e.app_server import AppServer
 from tests.e2e.helpers import open_page
+from tests.e2e.sessions import CRASHED, HEALTHY, send_sessions
 from tests.e2e.test_other_app_maps import NODE_MODULES, TOOLS, run
 
 SHOP_JS = """import * as Sentry from "@sentry/browser";
@@ -46,28 +46,9 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Health shop</t
 """
 # (user, throws): five page loads by three users; ann's second and cat's first throw.
 LOADS = [("ann", False), ("ann", True), ("ben", False), ("cat", True), ("cat", False)]
-BACKEND = '''
-import sys
-
-import sentry_sdk
-from sentry_sdk.utils import event_from_exception
-
-sentry_sdk.init(dsn=sys.argv[1], release=sys.argv[2], environment="e2e")
-scope = sentry_sdk.get_isolation_scope()
-for user, crashes in (("dan", False), ("ben", True), ("dan", False)):
-    scope.set_user({"id": user})
-    scope.start_session()
-    if crashes:
-        try:
-            raise RuntimeError("Health shop: the backend job crashed")
-        except RuntimeError:
-            event, hint = event_from_exception(sys.exc_info(), client_options=sentry_sdk.get_client().options,
-                                               mechanism={"type": "e2e", "handled": False})
-            sentry_sdk.capture_event(event, hint=hint)
-    scope.end_session()
-sentry_sdk.flush(10)
-'''
-SESSIONS, CRASHED, ERRORED = 8, 1, 2
+# (user, ending): three backend jobs, one crashing (an exception nothing caught).
+JOBS = [("dan", HEALTHY), ("ben", CRASHED), ("dan", HEALTHY)]
+SESSIONS, CRASHES, ERRORS = 8, 1, 2
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +100,7 @@ def stored(app_server: AppServer, shop: dict[str, str], timeout: float = 30.0) -
     try:
         while True:
             found = health.releases(engine, int(shop["project"]), version=shop["release"])
-            done = found and (found[0].sessions, found[0].crashed, found[0].errored) >= (SESSIONS, CRASHED, ERRORED)
+            done = found and (found[0].sessions, found[0].crashed, found[0].errored) >= (SESSIONS, CRASHES, ERRORS)
             if done or time.monotonic() > deadline:
                 return found[0] if found else None
             time.sleep(0.5)
@@ -130,13 +111,10 @@ def stored(app_server: AppServer, shop: dict[str, str], timeout: float = 30.0) -
 def test_browser_and_backend_sessions_make_crash_free_figures_that_match_a_hand_count(
         app_server: AppServer, shop: dict[str, str], browser: Browser, page: Page, tmp_path: Path) -> None:
     shop_visits(browser, shop)
-    script = tmp_path / "backend.py"
-    script.write_text(BACKEND)
-    subprocess.run([sys.executable, str(script), shop["dsn"], shop["release"]], capture_output=True, text=True,
-                   timeout=60, check=True)
+    send_sessions(tmp_path, shop["dsn"], shop["release"], JOBS)
     release = stored(app_server, shop)
     assert release is not None, "no session of the shop's release arrived"
-    assert (release.sessions, release.crashed, release.errored, release.abnormal) == (SESSIONS, CRASHED, ERRORED, 0)
+    assert (release.sessions, release.crashed, release.errored, release.abnormal) == (SESSIONS, CRASHES, ERRORS, 0)
     assert release.crash_free_sessions == 87.5
     assert (release.users, release.crashed_users, release.crash_free_users) == (4, 1, 75.0)
     assert release.new_issues == 2  # the basket's error (browser) and the backend job's
