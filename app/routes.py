@@ -1,4 +1,6 @@
-"""Route paths and the navigation shown in the header."""
+"""Route paths, the navigation shown in the header, and the URL of an issue search."""
+
+from urllib.parse import urlencode
 
 HOME = "/"
 TRY = "/try"
@@ -31,3 +33,9 @@ NAVIGATION: list[tuple[str, str]] = [
     ("Settings", SETTINGS),
     ("Try it", TRY),
 ]
+
+
+def issues_search(query: str, sort: str = "date", project: str = "") -> str:
+    """The URL of an issue search (/issues): what the page shows for it, and what a link to it is."""
+    wanted = {"query": query, **({"sort": sort} if sort != "date" else {}), **({"project": project} if project else {})}
+    return f"{ISSUES}?{urlencode(wanted)}"

@@ -52,6 +52,12 @@ def is_row_id(value: object) -> bool:
     return whole(value) and 0 < value < MAX_ROW_ID
 
 
+def row_id(parameter: object) -> int | None:
+    """A URL parameter naming a row (digits only, as many as a row id has at most), else None."""
+    value = bounded(parameter)
+    return int(value) if 0 < len(value) <= 18 and value.isascii() and value.isdigit() else None
+
+
 class FormState(ConsoleState, mixin=True):
     read: bool = False  # the page's data has been read for this client
     may_change: bool = False  # a maintainer (or this machine): the forms show

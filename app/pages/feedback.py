@@ -21,8 +21,8 @@ from app import routes
 from app.components.forms import native_select
 from app.components.page import page_at
 from app.components.trace_filters import ANY_PROJECT, offered
-from app.console.form_state import project_of
-from app.console.state import ConsoleState, ago, bounded, inbox_reader, one_of
+from app.console.form_state import project_of, row_id
+from app.console.state import ConsoleState, ago, inbox_reader, one_of
 
 TITLE = "Feedback · Lookout"
 SHOWN = 100
@@ -41,12 +41,6 @@ def feedback_url(project: str = "", before: str = "") -> str:
     """The page's URL for a project's feedback ("": every project's), older than `before` ("": the newest)."""
     wanted = {name: value for name, value in (("project", project), ("before", before)) if value}
     return f"{routes.FEEDBACK}?{urlencode(wanted)}" if wanted else routes.FEEDBACK
-
-
-def row_id(parameter: object) -> int | None:
-    """A URL parameter naming a row (digits only, as many as a row id has at most), else None."""
-    value = bounded(parameter)
-    return int(value) if 0 < len(value) <= 18 and value.isascii() and value.isdigit() else None
 
 
 def feedback_fields(found: dict[str, Any], now: float) -> dict[str, str]:

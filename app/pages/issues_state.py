@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 import anyio.to_thread
 import reflex as rx
@@ -31,12 +30,6 @@ ANY_PROJECT = "all projects"
 MAX_SELECTED = 100  # issues picked by hand (more: "all N matching", in bounded chunks)
 FACETS_EVERY_S = 30.0  # the projects offered are re-read at most this often
 _projects: tuple[float, list[str]] = (float("-inf"), [])
-
-
-def search_url(query: str, sort: str = "date", project: str = "") -> str:
-    """The URL of a search: what the page shows for it, and what a link to it is."""
-    wanted = {"query": query, **({"sort": sort} if sort != "date" else {}), **({"project": project} if project else {})}
-    return f"{routes.ISSUES}?{urlencode(wanted)}"
 
 
 def project_choices() -> list[str]:
@@ -145,7 +138,7 @@ class IssuesState(FormState, rx.State):
             return
         self.problem, self.total, self.capped, self.searched = "", found.total, found.capped, True
         self.project_list = [ANY_PROJECT, *projects]
-        self.saved = [SavedRow(s.id, s.name, search_url(s.query, s.sort), s.pinned) for s in saved]
+        self.saved = [SavedRow(s.id, s.name, routes.issues_search(s.query, s.sort), s.pinned) for s in saved]
         self.rows = [IssueRow(
             id=issue["id"], short_id=issue["short_id"], title=issue["title"], culprit=issue["culprit"],
             level=issue["level"], status=issue["status"], count=issue["event_count"], last_seen=ago(issue["last_seen"], now),
@@ -158,20 +151,20 @@ class IssuesState(FormState, rx.State):
         if not self._admit():
             return None
         text = bounded(form.get("query") if isinstance(form, dict) else None, MAX_QUERY)
-        return rx.redirect(search_url(text.strip(), self.sort, self.project))
+        return rx.redirect(routes.issues_search(text.strip(), self.sort, self.project))
 
     @rx.event
     def set_sort(self, sort: str):  # noqa: ANN201
         if not self._admit():
             return None
-        return rx.redirect(search_url(self.query, one_of(sort, list(SORTS), "date"), self.project))
+        return rx.redirect(routes.issues_search(self.query, one_of(sort, list(SORTS), "date"), self.project))
 
     @rx.event
     def set_project(self, choice: str):  # noqa: ANN201
         if not self._admit():
             return None
         project_id = project_of(bounded(choice))
-        return rx.redirect(search_url(self.query, self.sort, str(project_id) if project_id is not None else ""))
+        return rx.redirect(routes.issues_search(self.query, self.sort, str(project_id) if project_id is not None else ""))
 
     @rx.event
     async def turn(self, step: int) -> None:

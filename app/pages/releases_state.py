@@ -23,11 +23,9 @@ import reflex as rx
 
 from app import routes
 from app.components.trace_filters import ANY_PROJECT, offered
-from app.console.form_state import project_of
+from app.console.form_state import project_of, row_id
 from app.console.state import ConsoleState, ago, bounded, database, one_of
 from app.ingest.event_writer import NAME_LENGTH
-from app.pages.feedback import row_id
-from app.pages.issues_state import search_url
 from app.projects.registry import Projects
 from app.releases import health
 from app.releases.health import ReleaseHealth
@@ -82,7 +80,7 @@ def release_fields(found: ReleaseHealth, now: float) -> dict[str, str]:
         "first_seen_at": _date(found.first_seen), "last_seen": _when(found.last_seen, now),
         "last_seen_at": _date(found.last_seen), "new_issues": f"{found.new_issues:,}",
         "chart": releases_url(project_id, found.version),
-        "issues": search_url(release_search(found.version), project=project_id),
+        "issues": routes.issues_search(release_search(found.version), project=project_id),
     }
 
 
