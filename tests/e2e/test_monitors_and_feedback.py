@@ -63,3 +63,6 @@ def test_a_feedback_is_listed_with_a_link_to_its_errors_issue(app_server: AppSer
     row = page.locator("#feedback-table").get_by_text(words)  # as text: the <b> is not markup
     expect(row).to_be_visible(timeout=30_000)
     expect(page.locator(f'#feedback-table a[href="/issue?id={issue_id}"]').first).to_be_visible()
+    page.locator(f'#feedback-table a[href="/issue?id={issue_id}"]').first.click()  # and on the issue's own page
+    expect(page.locator(".issue-feedback").filter(has_text=words)).to_be_visible(timeout=30_000)
+    expect(page.locator(".issue-feedback-url").first).to_have_text("https://shop.example/cart")
