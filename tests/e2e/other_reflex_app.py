@@ -415,8 +415,11 @@ def overlay_visit(browser: Browser, url: str, page_file: Path) -> OverlayVisit:
             # React's hot update may drop the overlay's element from <body>; the overlay puts it back on its next poll.
             page.wait_for_function(f"() => ({BADGE_TEXT})() !== null", timeout=10_000)
             seen.after_edit = page.evaluate(BADGE_TEXT)
-            if not page.is_visible(f"{OVERLAY} #lookout-dev-panel"):
-                page.click(f"{OVERLAY} #lookout-dev-badge")
+            # Opened in one step in the page (were the element away for a moment, a visibility check and a
+            # click would close the panel that was open), then waited for.
+            page.evaluate(f"""() => {{ const root = document.querySelector('{OVERLAY}')?.shadowRoot;
+                if (root?.querySelector('#lookout-dev-panel')?.hidden) root.querySelector('#lookout-dev-badge').click(); }}""")
+            page.wait_for_selector(f"{OVERLAY} #lookout-dev-panel", state="visible", timeout=10_000)
             titles = f"document.querySelector('{OVERLAY}').shadowRoot.querySelectorAll('.lookout-title')"
             seen.after_edit_titles = page.evaluate(f"() => [...{titles}].map(t => t.textContent)")
             page.click(f"{OVERLAY} #lookout-dev-clear-all")

@@ -602,9 +602,23 @@ function clearKeys(overlay, keys) {
   render(overlay);
 }
 
-// React may replace <body>'s children: the overlay comes back on the next poll.
+// React may replace <body>'s children (a hot update of the root clears the <body> it owns): the
+// overlay comes back at once, as the change is observed, and on every poll besides.
 function attach(overlay) {
   if (!overlay.element.isConnected && document.body) document.body.appendChild(overlay.element);
+}
+
+function keepAttached(overlay) {
+  let body = null;
+  const watch = () => {
+    if (document.body && document.body !== body) {
+      body = document.body;
+      observer.observe(body, { childList: true });
+    }
+  };
+  const observer = new MutationObserver(() => { watch(); attach(overlay); });
+  observer.observe(document.documentElement, { childList: true }); // a new <body>
+  watch();
 }
 
 async function poll(overlay) {
@@ -712,5 +726,6 @@ export function mount({ eventsUrl, clearUrl, traces }) {
   restore(overlay.state);
   buildUi(overlay);
   render(overlay);
+  keepAttached(overlay);
   poll(overlay);
 }
