@@ -17,6 +17,7 @@ the run.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -45,28 +46,28 @@ RELEASES = (
     ("shop@2.1", [(f"user-{n % 5}", CRASHED if n == 7 else ERRORED if n in (3, 10) else HEALTHY) for n in range(12)]),
     ("shop@2.2", [(f"user-{n % 4}", HEALTHY) for n in range(6)]),
 )
-# A job under sentry-sdk's `crons.monitor`: argv 1 the DSN, 2 its slug, 3 "fail" to raise.
+# Jobs under sentry-sdk's `crons.monitor`, in one process: argv 1 the DSN, 2 the jobs as JSON
+# [[slug, "ok" or "fail", crontab], ...]; a failing one raises, and its check-in says error.
 JOB = '''
+import json
 import sys
 
 import sentry_sdk
 from sentry_sdk.crons import monitor
 
 sentry_sdk.init(dsn=sys.argv[1], environment="production", release="shop@2.2")
+for slug, outcome, crontab in json.loads(sys.argv[2]):
+    @monitor(monitor_slug=slug, monitor_config={"schedule": {"type": "crontab", "value": crontab},
+                                                "checkin_margin": 5, "max_runtime": 10, "timezone": "UTC"})
+    def job():
+        if outcome == "fail":
+            raise ConnectionError("the warehouse API refused the connection")
+        return "done"
 
-
-@monitor(monitor_slug=sys.argv[2], monitor_config={"schedule": {"type": "crontab", "value": sys.argv[4]},
-                                                   "checkin_margin": 5, "max_runtime": 10, "timezone": "UTC"})
-def job():
-    if sys.argv[3] == "fail":
-        raise ConnectionError("the warehouse API refused the connection")
-    return "done"
-
-
-try:
-    job()
-except ConnectionError:
-    pass  # its check-in says error
+    try:
+        job()
+    except ConnectionError:
+        pass
 sentry_sdk.flush(10)
 '''
 # (slug, "ok" or "fail", crontab)
@@ -114,11 +115,9 @@ def take_health(page: Page, server: AppServer, output: Path, work: Path) -> list
     output.mkdir(parents=True, exist_ok=True)
     key = local_dsn(server).public_key
     dsn = f"http://{key}@127.0.0.1:{server.port}/1"
-    for release, sessions in RELEASES:
-        send_sessions(work, dsn, release, sessions)
+    send_sessions(work, dsn, dict(RELEASES))
     (work / "job.py").write_text(JOB)
-    for slug, outcome, crontab in JOBS:
-        _run(work / "job.py", dsn, slug, outcome, crontab)
+    _run(work / "job.py", dsn, json.dumps(JOBS))
     event_id, _ = report(server, work, "basket-57", kind="CardDeclined")  # the issue `take` shows
     inbox_event(server, event_id)
     words = "I pressed Pay twice and it said my card was declined, but the bank shows the charge."

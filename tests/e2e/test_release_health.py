@@ -7,7 +7,8 @@ Each page load is a session (the browser SDK's default browserSessionIntegration
 names; an error thrown from a click, unhandled, makes it "unhandled": errored, not crashed (the page
 lives on). Each backend job is an application-mode session; one raises unhandled and crashes. By hand:
 8 sessions (5 pages, 3 jobs), 2 errored, 1 crashed; users ann, ben, cat and dan, of whom ben crashed:
-crash-free sessions 87.5 %, crash-free users 75 %. /releases must read the same."""
+crash-free sessions 87.5 %, crash-free users 75 %. /releases must read the same, and its row leads
+to the release's chart and to its issues."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import sqlalchemy
@@ -111,7 +113,7 @@ def stored(app_server: AppServer, shop: dict[str, str], timeout: float = 30.0) -
 def test_browser_and_backend_sessions_make_crash_free_figures_that_match_a_hand_count(
         app_server: AppServer, shop: dict[str, str], browser: Browser, page: Page, tmp_path: Path) -> None:
     shop_visits(browser, shop)
-    send_sessions(tmp_path, shop["dsn"], shop["release"], JOBS)
+    send_sessions(tmp_path, shop["dsn"], {shop["release"]: JOBS})
     release = stored(app_server, shop)
     assert release is not None, "no session of the shop's release arrived"
     assert (release.sessions, release.crashed, release.errored, release.abnormal) == (SESSIONS, CRASHES, ERRORS, 0)
@@ -127,3 +129,13 @@ def test_browser_and_backend_sessions_make_crash_free_figures_that_match_a_hand_
     expect(row.locator(".release-errored")).to_have_text("2")
     expect(row.locator(".release-crashed")).to_have_text("1")
     expect(row.locator(".release-users")).to_have_text("4")
+    href = row.locator(".release-issues").get_attribute("href") or ""  # its issues: the search of its release
+    assert urlsplit(href).path == "/issues"
+    assert parse_qs(urlsplit(href).query) == {"query": [f'release:"{shop["release"]}"'], "project": [shop["project"]]}
+    row.locator(".release-chart-link").click()  # its chart, above the table
+    chart = page.locator("#release-chart")
+    expect(chart.locator("svg").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#release-chart-version")).to_have_text(shop["release"])
+    assert parse_qs(urlsplit(page.url).query)["release"] == [shop["release"]]
+    page.goto(app_server.url + href)  # the release's issues: the backend job's crash
+    expect(page.get_by_text("KeyError: 'basket'").first).to_be_visible(timeout=30_000)
