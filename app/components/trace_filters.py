@@ -51,6 +51,15 @@ def offered(choices: list[str], chosen: str, any_label: str) -> list[str]:
     return [any_label, *([chosen] if chosen and chosen not in choices else []), *choices]
 
 
+def project_options(projects: list[str], project: str, absent: str) -> tuple[list[str], str]:
+    """A project select's options and its choice, for the project id `project` ("": every project) among
+    `projects` ("id · name"); an id not among them is offered as "id · `absent`"."""
+    chosen = next((p for p in projects if p.split(" ", 1)[0] == project), "")
+    if project and not chosen:
+        chosen = f"{project} · {absent}"
+    return offered(projects, chosen, ANY_PROJECT), chosen or ANY_PROJECT
+
+
 class Filters(TypedDict):
     """The reader's keyword arguments for the filters chosen (`TraceReader.transactions`, `.logs`)."""
 
@@ -89,14 +98,9 @@ class TraceFilters(ConsoleState, mixin=True):
 
     def _offer(self, found: dict[str, list[str]]) -> None:
         """Offer the facets read (`facets()`), and show the filters chosen as chosen."""
-        projects = found["project"]
-        chosen_project = next((p for p in projects if p.split(" ", 1)[0] == self.project), "")
-        if self.project and not chosen_project:
-            chosen_project = f"{self.project} · (nothing stored)"
-        self.project_list = offered(projects, chosen_project, ANY_PROJECT)
+        self.project_list, self.project_choice = project_options(found["project"], self.project, "(nothing stored)")
         self.environment_list = offered(found["environment"], self.environment, ANY_ENVIRONMENT)
         self.release_list = offered(found["release"], self.release, ANY_RELEASE)
-        self.project_choice = chosen_project or ANY_PROJECT
         self.environment_choice = self.environment or ANY_ENVIRONMENT
         self.release_choice = self.release or ANY_RELEASE
 

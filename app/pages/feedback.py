@@ -20,7 +20,7 @@ import reflex as rx
 from app import routes
 from app.components.forms import native_select
 from app.components.page import page_at
-from app.components.trace_filters import ANY_PROJECT, offered
+from app.components.trace_filters import ANY_PROJECT, project_options
 from app.console.form_state import project_of, row_id
 from app.console.state import ConsoleState, ago, inbox_reader, one_of
 
@@ -68,10 +68,7 @@ class FeedbackState(ConsoleState, rx.State):
         project_id, before_id = row_id(parameters.get("project")), row_id(parameters.get("before"))
         found, projects = await anyio.to_thread.run_sync(read_feedback, project_id, before_id)
         self.project = str(project_id) if project_id is not None else ""
-        chosen = next((p for p in projects if p.split(" ", 1)[0] == self.project), "")
-        if self.project and not chosen:
-            chosen = f"{self.project} · (no feedback)"
-        self.project_list, self.project_choice = offered(projects, chosen, ANY_PROJECT), chosen or ANY_PROJECT
+        self.project_list, self.project_choice = project_options(projects, self.project, "(no feedback)")
         now = time.time()
         self.rows = [feedback_fields(f, now) for f in found]
         self.older = feedback_url(self.project, str(found[-1]["id"])) if len(found) == SHOWN else ""

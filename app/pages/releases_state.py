@@ -22,7 +22,7 @@ import anyio.to_thread
 import reflex as rx
 
 from app import routes
-from app.components.trace_filters import ANY_PROJECT, offered
+from app.components.trace_filters import ANY_PROJECT, project_options
 from app.console.form_state import project_of, row_id
 from app.console.state import ConsoleState, ago, bounded, database, one_of
 from app.ingest.event_writer import NAME_LENGTH
@@ -132,10 +132,7 @@ class ReleasesState(ConsoleState, rx.State):
         now = time.time()
         read = await anyio.to_thread.run_sync(read_releases, project_id, version, self.period, now)
         self.project = str(project_id) if project_id is not None else ""
-        chosen = next((p for p in read.projects if p.split(" ", 1)[0] == self.project), "")
-        if self.project and not chosen:
-            chosen = f"{self.project} · (no such project)"
-        self.project_list, self.project_choice = offered(read.projects, chosen, ANY_PROJECT), chosen or ANY_PROJECT
+        self.project_list, self.project_choice = project_options(read.projects, self.project, "(no such project)")
         self.rows = [release_fields(r, now) for r in read.releases]
         self.release, self.charted, self.close_href = version, read.charted is not None, releases_url(self.project)
         self.chart_project = read.charted.project if read.charted is not None else ""
