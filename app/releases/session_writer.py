@@ -42,39 +42,31 @@ KEY = (SESSIONS.c.project_id, SESSIONS.c.release, SESSIONS.c.environment, SESSIO
 def write_sessions(connection: sqlalchemy.Connection, project_id: int, item_type: str, payload: dict[str, Any],
                    received_at: float) -> int:
     """Count a `session` update or a `sessions` item's aggregates; how many rows it touched."""
-    attrs = mapping(payload.get("attrs"))
-    release = cut(attrs.get("release"), NAME_LENGTH)
-    if not release:
-        return 0
-    environment = cut(attrs.get("environment"), ENVIRONMENT_LENGTH)
-    where = {"project_id": project_id, "release": release, "environment": environment, "updated_at": received_at}
-    if item_type == "session":
-        row = _single(payload, project_id, received_at)
-        if row is None:
-            return 0
-        _upsert_single(connection, {**where, **row})
-        return 1
-    rows = []
-    for group in listed(payload.get("aggregates"))[:MAX_GROUPS]:
-        row = _group(mapping(group), project_id, received_at)
-        if row is not None:
-            rows.append({**where, **row})
+    rows = session_rows(project_id, item_type, payload, received_at)
     for row in rows:
-        upsert_group(connection, row)
+        (_upsert_single if item_type == "session" else upsert_group)(connection, row)
     return len(rows)
 
 
 def row_keys(project_id: int, item_type: str, payload: dict[str, Any], received_at: float) -> list[tuple[str, ...]]:
     """The (release, environment, key) of each row a `session` or `sessions` item writes to: what
     parallel feeders lock before they write (app/ingest/issue_keys.py)."""
+    return [(row["release"], row["environment"], row["key"])
+            for row in session_rows(project_id, item_type, payload, received_at)]
+
+
+def session_rows(project_id: int, item_type: str, payload: dict[str, Any], received_at: float) -> list[dict[str, Any]]:
+    """The rows a `session` update (one) or a `sessions` item (one per aggregate's group) adds to; none
+    without a release."""
     attrs = mapping(payload.get("attrs"))
     release = cut(attrs.get("release"), NAME_LENGTH)
     if not release:
         return []
-    environment = cut(attrs.get("environment"), ENVIRONMENT_LENGTH)
+    where = {"project_id": project_id, "release": release,
+             "environment": cut(attrs.get("environment"), ENVIRONMENT_LENGTH), "updated_at": received_at}
     rows = ([_single(payload, project_id, received_at)] if item_type == "session" else
             [_group(mapping(group), project_id, received_at) for group in listed(payload.get("aggregates"))[:MAX_GROUPS]])
-    return [(release, environment, row["key"]) for row in rows if row is not None]
+    return [{**where, **row} for row in rows if row is not None]
 
 
 def hashed_did(project_id: int, did: Any) -> str:
