@@ -92,8 +92,8 @@ def write_checkin(connection: sqlalchemy.Connection, project_id: int, payload: d
     if earlier is not None and schedule is None and monitor.next_expected_at is not None:
         expected = monitor.next_expected_at
     else:
-        expected = states.schedule_of(monitor).next_after(
-            slot_of(states.schedule_of(monitor), started_at, None if earlier is not None else monitor.next_expected_at))
+        current = states.schedule_of(monitor)
+        expected = current.next_after(slot_of(current, started_at, None if earlier is not None else monitor.next_expected_at))
     connection.execute(update(MONITORS).where(MONITORS.c.id == monitor.id).values(
         last_checkin_at=received_at, next_expected_at=expected))
     if status != "in_progress":
