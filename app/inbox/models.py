@@ -266,8 +266,9 @@ class InboxFeedback(SQLModel, table=True):
 
 
 class InboxCount(SQLModel, table=True):
-    """Counted, not kept: session updates by release, environment and status, and what SDKs
-    reported discarding (client reports) by category and reason."""
+    """Counted, not kept: what SDKs reported discarding (client reports) by category and reason, and
+    what inbound filters dropped. (Before migration 0027, session updates too: release health counts
+    sessions now, app/releases/.)"""
 
     __tablename__ = "inbox_count"
     __table_args__ = (Index("ux_inbox_count", "project_id", "kind", "key", unique=True),)

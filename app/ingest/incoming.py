@@ -58,7 +58,7 @@ class Ingested:
     transactions: int = 0
     logs: int = 0
     feedback: int = 0
-    counted: int = 0  # session updates and client reports
+    counted: int = 0  # session items (app/releases/) and client reports
     checkins: int = 0  # cron monitors' check-ins kept (app/monitors/checkins.py)
     filtered: int = 0  # events and transactions an inbound filter dropped (counted, not stored)
     other_items: dict[str, int] = field(default_factory=dict)  # item types not read (yet)

@@ -5,7 +5,7 @@
 error or message event (symbolicated, app/sourcemaps/symbolicate.py, given the browser, os and
 device its User-Agent names, user_agent.py, then grouped into an issue: app/ingest/event_writer.py),
 each transaction with its spans (trace_writer.py), each log line and each piece of feedback, and
-counts session updates and client reports (log_writer.py); events and transactions once per
+counts sessions (app/releases/session_writer.py) and client reports (log_writer.py); events and transactions once per
 `event_id`, and the events and transactions the project's inbound filters dropped, per filter
 (`inbox_count`, kind "filtered"). An event that came through the outbox is kept where it is, in its
 envelope's row (`kept_events` in app/inbox/reading.py reads it back), unless symbolication or its
